@@ -1,0 +1,30 @@
+//! `tables-client`: the typed client of the `tables` SDK.
+//!
+//! For now it re-exports the core vocabulary and (feature `mem`, on by default) the
+//! in-memory engine; the typed `Table<T>` and the remote engine arrive with their
+//! issues.
+//!
+//! ```
+//! use tables_client::{mem::MemEngine, DynamicEntity, Engine, QuerySpec};
+//!
+//! # tokio_test_block_on(async {
+//! let engine = MemEngine::new();
+//! engine.create_table("Employees").await?;
+//! let jones = DynamicEntity::new("Sales", "empid_000223").with("LastName", "Jones");
+//! engine.write("Employees", &tables_client::WriteOp::Insert(jones)).await?;
+//! let page = engine.query("Employees", &QuerySpec::new(), None).await?;
+//! assert_eq!(page.items.len(), 1);
+//! # Ok::<(), tables_client::Error>(())
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+pub use tables_core::*;
+
+/// The bundled in-memory engine.
+#[cfg(feature = "mem")]
+pub mod mem {
+    pub use tables_mem::*;
+}

@@ -1,0 +1,1 @@
+//! Conversions between `Value` and Rust types. (Being written: helper "core-data".)

@@ -1,0 +1,93 @@
+//! The `Engine` trait: the one seam between typed code and storage.
+
+use async_trait::async_trait;
+
+use crate::entity::{DynamicEntity, EntityKey};
+use crate::error::Result;
+use crate::query::{ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage};
+use crate::write::{WriteOp, WriteOutcome};
+
+/// A storage engine that speaks the Azure Table service's semantics.
+///
+/// Implemented by the in-memory engine (`tables-mem`) and the remote engine
+/// (`tables-client`). Everything above this trait (typed tables, index upkeep,
+/// paging streams) is written once against it, so it behaves the same on every
+/// engine. The trait is object safe: hold engines as `Arc<dyn Engine>`.
+///
+/// Contract shared by every implementation:
+/// - inputs are validated with `tables-core`'s rules before anything is written or
+///   sent; a rejected call changes nothing;
+/// - errors carry the service's kind, status and code ([`crate::ErrorKind`]);
+/// - table names compare case-insensitively and keep the case they were created with.
+#[async_trait]
+pub trait Engine: Send + Sync + std::fmt::Debug {
+    /// Creates a table.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidTableName` for a name the service rejects; `TableAlreadyExists` if a
+    /// table of that name (in any case) exists.
+    async fn create_table(&self, table: &str) -> Result<()>;
+
+    /// Deletes a table and every entity in it.
+    ///
+    /// # Errors
+    ///
+    /// `TableNotFound` if there is no such table.
+    async fn delete_table(&self, table: &str) -> Result<()>;
+
+    /// Lists tables, one page at a time, in name order.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidQuery` for a page size outside 1 to 1,000.
+    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage>;
+
+    /// Reads one entity; `Ok(None)` if the table has no entity with that key.
+    /// With `select`, only those properties are returned (keys, Timestamp and ETag
+    /// always are).
+    ///
+    /// # Errors
+    ///
+    /// `TableNotFound` if the table does not exist; `InvalidKey` for a malformed key.
+    async fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>>;
+
+    /// Runs one page of a query. Entities come in PartitionKey, then RowKey order.
+    /// A page may hold fewer entities than `$top` (even none) and still carry a
+    /// continuation token: callers loop until the token is `None`.
+    ///
+    /// # Errors
+    ///
+    /// `TableNotFound`; `InvalidQuery`/`InvalidFilter` for a spec that fails
+    /// [`QuerySpec::validate`].
+    async fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>>;
+
+    /// Performs one write.
+    ///
+    /// # Errors
+    ///
+    /// `TableNotFound`; `EntityAlreadyExists` (insert); `EntityNotFound` (replace,
+    /// merge, delete of an absent entity); `PreconditionFailed` (ETag mismatch);
+    /// a validation kind for an invalid entity.
+    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome>;
+
+    /// Performs an entity group transaction: every operation or none. Returns one
+    /// outcome per operation, in order.
+    ///
+    /// # Errors
+    ///
+    /// The first failing operation's error, with [`crate::Error::batch_index`] set;
+    /// nothing is written. Rule violations (see [`crate::validate_batch`]) fail before
+    /// anything is written.
+    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>>;
+}

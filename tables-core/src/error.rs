@@ -1,0 +1,496 @@
+//! The one error type of the SDK.
+//!
+//! [`Error`] is pointer-sized and opaque: match on [`Error::kind`] and read the
+//! accessors ([`Error::service_code`], [`Error::status`], [`Error::batch_index`],
+//! [`Error::entity_key`], [`Error::property`], [`Error::request_id`]). Every engine
+//! (the in-memory one and the remote one) reports the same kind, status and service
+//! code for the same mistake, so code written against one engine handles the other.
+
+use std::fmt;
+
+use crate::entity::EntityKey;
+
+/// A specialised `Result` for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, coarsely enough to branch on.
+///
+/// Kinds are stable; messages are not. Tests and callers should match on kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The table does not exist (`404 TableNotFound`, or `404 ResourceNotFound` on delete).
+    TableNotFound,
+    /// The entity does not exist (`404 ResourceNotFound`).
+    EntityNotFound,
+    /// A table with that name (compared case-insensitively) exists (`409 TableAlreadyExists`).
+    TableAlreadyExists,
+    /// An entity with that PartitionKey and RowKey exists (`409 EntityAlreadyExists`).
+    EntityAlreadyExists,
+    /// The table is being deleted and its name cannot be used yet (`409 TableBeingDeleted`).
+    TableBeingDeleted,
+    /// The `If-Match` ETag did not match the stored entity (`412 UpdateConditionNotSatisfied`).
+    PreconditionFailed,
+    /// A PartitionKey or RowKey breaks the service's rules (characters, length).
+    InvalidKey,
+    /// A table name breaks the service's rules (`400 OutOfRangeInput` / `InvalidResourceName`).
+    InvalidTableName,
+    /// A property name is invalid, too long, reserved, or given twice.
+    InvalidProperty,
+    /// A property value is too large (`400 PropertyValueTooLarge`).
+    PropertyValueTooLarge,
+    /// More than 252 user properties (`400 TooManyProperties`).
+    TooManyProperties,
+    /// The entity is larger than 1 MiB (`400 EntityTooLarge`).
+    EntityTooLarge,
+    /// A value cannot be represented (e.g. a `u64` above `i64::MAX`) or has the wrong type.
+    InvalidValue,
+    /// A filter expression is malformed or unsupported by the service.
+    InvalidFilter,
+    /// A query option is out of range (for example `$top` above 1,000), or a
+    /// continuation token is malformed.
+    InvalidQuery,
+    /// A batch breaks the entity-group-transaction rules (count, partition, duplicates).
+    InvalidBatch,
+    /// The request body is larger than the service accepts (`413 RequestBodyTooLarge`).
+    RequestTooLarge,
+    /// The service rejected the input for another reason (`400 InvalidInput` and friends).
+    InvalidInput,
+    /// Authentication or authorisation failed (`403`).
+    Auth,
+    /// The service asked the client to slow down (`429`, `503 ServerBusy`).
+    Throttled,
+    /// The operation timed out (client-side, or `500 OperationTimedOut`).
+    Timeout,
+    /// The connection failed or broke.
+    Transport,
+    /// The service failed (`500 InternalError` and other 5xx).
+    Server,
+    /// A response or stored row could not be decoded.
+    Decode,
+    /// The operation is not supported by this engine or endpoint (`501`, `405`).
+    Unsupported,
+}
+
+impl ErrorKind {
+    /// Whether an operation failing with this kind may succeed if simply tried again.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Throttled | ErrorKind::Timeout | ErrorKind::Transport | ErrorKind::Server
+        )
+    }
+
+    /// The HTTP status and service error code the Azure Table service answers with for
+    /// this kind, where there is one canonical answer.
+    ///
+    /// The in-memory engine uses this so that its errors carry the service's codes.
+    pub fn service_default(self) -> (u16, &'static str) {
+        match self {
+            ErrorKind::TableNotFound => (404, "TableNotFound"),
+            ErrorKind::EntityNotFound => (404, "ResourceNotFound"),
+            ErrorKind::TableAlreadyExists => (409, "TableAlreadyExists"),
+            ErrorKind::EntityAlreadyExists => (409, "EntityAlreadyExists"),
+            ErrorKind::TableBeingDeleted => (409, "TableBeingDeleted"),
+            ErrorKind::PreconditionFailed => (412, "UpdateConditionNotSatisfied"),
+            ErrorKind::InvalidKey => (400, "InvalidInput"),
+            ErrorKind::InvalidTableName => (400, "InvalidResourceName"),
+            ErrorKind::InvalidProperty => (400, "PropertyNameInvalid"),
+            ErrorKind::PropertyValueTooLarge => (400, "PropertyValueTooLarge"),
+            ErrorKind::TooManyProperties => (400, "TooManyProperties"),
+            ErrorKind::EntityTooLarge => (400, "EntityTooLarge"),
+            ErrorKind::InvalidValue => (400, "InvalidValueType"),
+            ErrorKind::InvalidFilter => (400, "InvalidInput"),
+            ErrorKind::InvalidQuery => (400, "InvalidQueryParameterValue"),
+            ErrorKind::InvalidBatch => (400, "InvalidInput"),
+            ErrorKind::RequestTooLarge => (413, "RequestBodyTooLarge"),
+            ErrorKind::InvalidInput => (400, "InvalidInput"),
+            ErrorKind::Auth => (403, "AuthorizationFailure"),
+            ErrorKind::Throttled => (503, "ServerBusy"),
+            ErrorKind::Timeout => (500, "OperationTimedOut"),
+            ErrorKind::Transport => (0, ""),
+            ErrorKind::Server => (500, "InternalError"),
+            ErrorKind::Decode => (0, ""),
+            ErrorKind::Unsupported => (501, "NotImplemented"),
+        }
+    }
+
+    /// Classifies a service answer (HTTP status plus `x-ms-error-code`) into a kind.
+    ///
+    /// Every error code listed in the protocol reference that a client can meet maps to
+    /// a specific kind; unknown codes fall back on the status class.
+    pub fn from_service(status: u16, code: &str) -> ErrorKind {
+        match code {
+            "TableNotFound" => ErrorKind::TableNotFound,
+            "ResourceNotFound" | "EntityNotFound" => ErrorKind::EntityNotFound,
+            "TableAlreadyExists" => ErrorKind::TableAlreadyExists,
+            "EntityAlreadyExists" => ErrorKind::EntityAlreadyExists,
+            "TableBeingDeleted" => ErrorKind::TableBeingDeleted,
+            "UpdateConditionNotSatisfied" | "ConditionNotMet" => ErrorKind::PreconditionFailed,
+            "KeyValueTooLarge" => ErrorKind::InvalidKey,
+            "OutOfRangeInput" | "InvalidResourceName" => ErrorKind::InvalidTableName,
+            "PropertyNameInvalid"
+            | "PropertyNameTooLong"
+            | "DuplicatePropertiesSpecified"
+            | "PropertiesNeedValue" => ErrorKind::InvalidProperty,
+            "PropertyValueTooLarge" => ErrorKind::PropertyValueTooLarge,
+            "TooManyProperties" => ErrorKind::TooManyProperties,
+            "EntityTooLarge" => ErrorKind::EntityTooLarge,
+            "InvalidValueType" => ErrorKind::InvalidValue,
+            "InvalidQueryParameterValue" => ErrorKind::InvalidQuery,
+            "InvalidDuplicateRow" | "CommandsInBatchActOnDifferentPartitions" => {
+                ErrorKind::InvalidBatch
+            }
+            "RequestBodyTooLarge" => ErrorKind::RequestTooLarge,
+            "InvalidInput"
+            | "InvalidHeaderValue"
+            | "HostInformationNotPresent"
+            | "XMethodIncorrectCount"
+            | "XMethodIncorrectValue"
+            | "XMethodNotUsingPost"
+            | "JsonFormatNotSupported"
+            | "AtomFormatNotSupported"
+            | "InvalidOperation" => ErrorKind::InvalidInput,
+            "AuthenticationFailed" | "AuthorizationFailure" | "AuthorizationPermissionMismatch" => {
+                ErrorKind::Auth
+            }
+            "ServerBusy" => ErrorKind::Throttled,
+            "OperationTimedOut" => ErrorKind::Timeout,
+            "InternalError" => ErrorKind::Server,
+            "NotImplemented" | "MethodNotAllowed" => ErrorKind::Unsupported,
+            _ => match status {
+                404 => ErrorKind::EntityNotFound,
+                409 => ErrorKind::EntityAlreadyExists,
+                412 => ErrorKind::PreconditionFailed,
+                413 => ErrorKind::RequestTooLarge,
+                401 | 403 => ErrorKind::Auth,
+                408 => ErrorKind::Timeout,
+                429 => ErrorKind::Throttled,
+                405 | 501 => ErrorKind::Unsupported,
+                400..=499 => ErrorKind::InvalidInput,
+                _ => ErrorKind::Server,
+            },
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            ErrorKind::TableNotFound => "table not found",
+            ErrorKind::EntityNotFound => "entity not found",
+            ErrorKind::TableAlreadyExists => "table already exists",
+            ErrorKind::EntityAlreadyExists => "entity already exists",
+            ErrorKind::TableBeingDeleted => "table is being deleted",
+            ErrorKind::PreconditionFailed => "precondition failed (ETag mismatch)",
+            ErrorKind::InvalidKey => "invalid key",
+            ErrorKind::InvalidTableName => "invalid table name",
+            ErrorKind::InvalidProperty => "invalid property",
+            ErrorKind::PropertyValueTooLarge => "property value too large",
+            ErrorKind::TooManyProperties => "too many properties",
+            ErrorKind::EntityTooLarge => "entity too large",
+            ErrorKind::InvalidValue => "invalid value",
+            ErrorKind::InvalidFilter => "invalid filter",
+            ErrorKind::InvalidQuery => "invalid query",
+            ErrorKind::InvalidBatch => "invalid batch",
+            ErrorKind::RequestTooLarge => "request too large",
+            ErrorKind::InvalidInput => "invalid input",
+            ErrorKind::Auth => "authentication or authorization failed",
+            ErrorKind::Throttled => "throttled",
+            ErrorKind::Timeout => "timed out",
+            ErrorKind::Transport => "transport error",
+            ErrorKind::Server => "server error",
+            ErrorKind::Decode => "decode error",
+            ErrorKind::Unsupported => "unsupported",
+        };
+        f.write_str(text)
+    }
+}
+
+/// The error of every fallible operation in the SDK.
+///
+/// ```
+/// use tables_core::{Error, ErrorKind};
+///
+/// let err = Error::new(ErrorKind::EntityNotFound, "no entity (Sales, 223)");
+/// assert_eq!(err.kind(), ErrorKind::EntityNotFound);
+/// assert_eq!(err.status(), Some(404));
+/// assert_eq!(err.service_code(), Some("ResourceNotFound"));
+/// ```
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: ErrorKind,
+    message: String,
+    service_code: Option<String>,
+    status: Option<u16>,
+    batch_index: Option<usize>,
+    entity_key: Option<EntityKey>,
+    property: Option<String>,
+    request_id: Option<String>,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl Error {
+    /// A new error of `kind`. Status and service code default to the service's answer
+    /// for that kind ([`ErrorKind::service_default`]).
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        let (status, code) = kind.service_default();
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                service_code: (!code.is_empty()).then(|| code.to_owned()),
+                status: (status != 0).then_some(status),
+                batch_index: None,
+                entity_key: None,
+                property: None,
+                request_id: None,
+                source: None,
+            }),
+        }
+    }
+
+    /// An error as the service reported it: kind from status and code.
+    pub fn from_service(status: u16, code: &str, message: impl Into<String>) -> Error {
+        let mut err = Error::new(ErrorKind::from_service(status, code), message);
+        err.inner.status = Some(status);
+        err.inner.service_code = (!code.is_empty()).then(|| code.to_owned());
+        err
+    }
+
+    /// Sets the service error code (as in `x-ms-error-code`).
+    #[must_use]
+    pub fn with_service_code(mut self, code: impl Into<String>) -> Error {
+        self.inner.service_code = Some(code.into());
+        self
+    }
+
+    /// Sets the HTTP status.
+    #[must_use]
+    pub fn with_status(mut self, status: u16) -> Error {
+        self.inner.status = Some(status);
+        self
+    }
+
+    /// Sets the index of the failing operation within a batch.
+    #[must_use]
+    pub fn with_batch_index(mut self, index: usize) -> Error {
+        self.inner.batch_index = Some(index);
+        self
+    }
+
+    /// Sets the key of the entity the error is about.
+    #[must_use]
+    pub fn with_entity_key(mut self, key: EntityKey) -> Error {
+        self.inner.entity_key = Some(key);
+        self
+    }
+
+    /// Sets the name of the property the error is about.
+    #[must_use]
+    pub fn with_property(mut self, name: impl Into<String>) -> Error {
+        self.inner.property = Some(name.into());
+        self
+    }
+
+    /// Sets the service's request id.
+    #[must_use]
+    pub fn with_request_id(mut self, id: impl Into<String>) -> Error {
+        self.inner.request_id = Some(id.into());
+        self
+    }
+
+    /// Sets the underlying cause.
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    /// The human-readable message (without the kind).
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    /// The service's error code (`x-ms-error-code`), e.g. `"EntityAlreadyExists"`.
+    pub fn service_code(&self) -> Option<&str> {
+        self.inner.service_code.as_deref()
+    }
+
+    /// The HTTP status the service answers (or would answer) with.
+    pub fn status(&self) -> Option<u16> {
+        self.inner.status
+    }
+
+    /// For a failed batch, the 0-based index of the operation that failed.
+    pub fn batch_index(&self) -> Option<usize> {
+        self.inner.batch_index
+    }
+
+    /// The key of the entity the error is about, when known.
+    pub fn entity_key(&self) -> Option<&EntityKey> {
+        self.inner.entity_key.as_ref()
+    }
+
+    /// The property the error is about, when known.
+    pub fn property(&self) -> Option<&str> {
+        self.inner.property.as_deref()
+    }
+
+    /// The service's request id, when the error came from a remote endpoint.
+    pub fn request_id(&self) -> Option<&str> {
+        self.inner.request_id.as_deref()
+    }
+
+    /// Whether retrying the same operation may succeed.
+    pub fn is_transient(&self) -> bool {
+        self.inner.kind.is_transient()
+    }
+
+    /// Whether this is a "not found" error (table or entity).
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::TableNotFound | ErrorKind::EntityNotFound
+        )
+    }
+
+    /// Whether this is an "already exists" error (table or entity).
+    pub fn is_conflict(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::TableAlreadyExists | ErrorKind::EntityAlreadyExists
+        )
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.inner.kind);
+        d.field("message", &self.inner.message);
+        if let Some(code) = &self.inner.service_code {
+            d.field("service_code", code);
+        }
+        if let Some(status) = self.inner.status {
+            d.field("status", &status);
+        }
+        if let Some(index) = self.inner.batch_index {
+            d.field("batch_index", &index);
+        }
+        if let Some(key) = &self.inner.entity_key {
+            d.field("entity_key", key);
+        }
+        if let Some(property) = &self.inner.property {
+            d.field("property", property);
+        }
+        if let Some(id) = &self.inner.request_id {
+            d.field("request_id", id);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.inner.kind, self.inner.message)?;
+        if let Some(index) = self.inner.batch_index {
+            write!(f, " (batch operation {index})")?;
+        }
+        if let Some(key) = &self.inner.entity_key {
+            write!(f, " (entity {key})")?;
+        }
+        if let Some(code) = &self.inner.service_code {
+            write!(f, " [{code}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_pointer_sized() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn every_kind_round_trips_through_its_service_code() {
+        let kinds = [
+            ErrorKind::TableNotFound,
+            ErrorKind::EntityNotFound,
+            ErrorKind::TableAlreadyExists,
+            ErrorKind::EntityAlreadyExists,
+            ErrorKind::TableBeingDeleted,
+            ErrorKind::PreconditionFailed,
+            ErrorKind::InvalidTableName,
+            ErrorKind::InvalidProperty,
+            ErrorKind::PropertyValueTooLarge,
+            ErrorKind::TooManyProperties,
+            ErrorKind::EntityTooLarge,
+            ErrorKind::InvalidValue,
+            ErrorKind::InvalidQuery,
+            ErrorKind::RequestTooLarge,
+            ErrorKind::InvalidInput,
+            ErrorKind::Auth,
+            ErrorKind::Throttled,
+            ErrorKind::Timeout,
+            ErrorKind::Server,
+            ErrorKind::Unsupported,
+        ];
+        for kind in kinds {
+            let (status, code) = kind.service_default();
+            assert_eq!(ErrorKind::from_service(status, code), kind, "{code}");
+        }
+    }
+
+    #[test]
+    fn batch_codes_and_unknown_codes_classify() {
+        assert_eq!(
+            ErrorKind::from_service(400, "CommandsInBatchActOnDifferentPartitions"),
+            ErrorKind::InvalidBatch
+        );
+        assert_eq!(
+            ErrorKind::from_service(400, "InvalidDuplicateRow"),
+            ErrorKind::InvalidBatch
+        );
+        assert_eq!(ErrorKind::from_service(429, ""), ErrorKind::Throttled);
+        assert_eq!(ErrorKind::from_service(502, "Whatever"), ErrorKind::Server);
+        assert!(ErrorKind::from_service(503, "ServerBusy").is_transient());
+        assert!(!ErrorKind::from_service(409, "EntityAlreadyExists").is_transient());
+    }
+
+    #[test]
+    fn display_names_index_key_and_code() {
+        let err = Error::new(ErrorKind::EntityAlreadyExists, "the entity exists")
+            .with_batch_index(3)
+            .with_entity_key(EntityKey::new("Sales", "223"));
+        let text = err.to_string();
+        assert!(text.contains("batch operation 3"), "{text}");
+        assert!(text.contains("EntityAlreadyExists"), "{text}");
+        assert_eq!(err.batch_index(), Some(3));
+        assert_eq!(err.entity_key().map(|k| k.row_key.as_str()), Some("223"));
+    }
+}

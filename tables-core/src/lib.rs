@@ -1,0 +1,37 @@
+//! `tables-core`: the vocabulary of the `tables` SDK for Azure Table storage.
+//!
+//! No I/O lives here: entities ([`DynamicEntity`], [`Value`], [`EdmType`],
+//! [`DateTime`]), key validation and key encodings ([`key`]), size accounting
+//! ([`size`]), filters ([`Filter`], [`col`]), queries ([`QuerySpec`],
+//! [`ContinuationToken`], [`Page`]), writes ([`WriteOp`], [`IfMatch`],
+//! [`validate_batch`]), the error model ([`Error`], [`ErrorKind`]) and the
+//! [`Engine`] trait every storage engine implements.
+
+mod convert;
+mod datetime;
+mod engine;
+mod entity;
+mod error;
+pub mod filter;
+pub mod key;
+mod query;
+pub mod size;
+mod value;
+mod write;
+
+pub use datetime::DateTime;
+pub use engine::Engine;
+pub use entity::{DynamicEntity, ETag, EntityKey};
+pub use error::{Error, ErrorKind, Result};
+pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
+pub use query::{ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage, MAX_PAGE_SIZE};
+pub use value::{EdmType, Value};
+pub use write::{
+    validate_batch, IfMatch, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+    MAX_BATCH_OPERATIONS,
+};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use async_trait::async_trait;
+}

@@ -1,0 +1,283 @@
+//! Query options, continuation tokens and pages.
+
+use std::fmt;
+use std::str::FromStr;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::filter::Filter;
+
+/// The most entities the service returns in one page, and the largest `$top`.
+pub const MAX_PAGE_SIZE: u32 = 1_000;
+
+/// What to query: `$filter`, `$select` and `$top`.
+///
+/// `top` is the service's `$top`: it bounds the size of *each page*, not the total.
+///
+/// ```
+/// use tables_core::{col, QuerySpec};
+///
+/// let spec = QuerySpec::new()
+///     .filter(col("PartitionKey").eq("Sales").and(col("Age").gt(30)))
+///     .select(["FirstName", "Age"])
+///     .top(50);
+/// assert!(spec.validate().is_ok());
+/// assert!(QuerySpec::new().top(1_001).validate().is_err());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuerySpec {
+    /// `$filter`; `None` returns every entity.
+    pub filter: Option<Filter>,
+    /// `$select`; `None` returns every property. PartitionKey, RowKey and Timestamp
+    /// are always returned.
+    pub select: Option<Vec<String>>,
+    /// `$top`: at most this many entities per page (1 to 1,000).
+    pub top: Option<u32>,
+}
+
+impl QuerySpec {
+    /// A query for every entity of a table.
+    pub fn new() -> QuerySpec {
+        QuerySpec::default()
+    }
+
+    /// Sets `$filter`.
+    #[must_use]
+    pub fn filter(mut self, filter: Filter) -> QuerySpec {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Sets `$select`.
+    #[must_use]
+    pub fn select<I, S>(mut self, properties: I) -> QuerySpec
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.select = Some(properties.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets `$top`, the page size.
+    #[must_use]
+    pub fn top(mut self, top: u32) -> QuerySpec {
+        self.top = Some(top);
+        self
+    }
+
+    /// Checks the options against the service's rules.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidQuery`] if `top` is 0 or above [`MAX_PAGE_SIZE`], or
+    /// `select` is empty or names a property twice; [`ErrorKind::InvalidFilter`] if the
+    /// filter breaks the service's filter rules (see [`Filter::validate`]).
+    pub fn validate(&self) -> Result<()> {
+        if let Some(top) = self.top {
+            if top == 0 || top > MAX_PAGE_SIZE {
+                return Err(Error::new(
+                    ErrorKind::InvalidQuery,
+                    format!("$top must be between 1 and {MAX_PAGE_SIZE}, got {top}; $top is a page size, use take(n) on the client to bound the total"),
+                ));
+            }
+        }
+        if let Some(select) = &self.select {
+            if select.is_empty() {
+                return Err(Error::new(
+                    ErrorKind::InvalidQuery,
+                    "$select is empty; name at least one property or leave select unset",
+                ));
+            }
+            for (i, name) in select.iter().enumerate() {
+                if name.is_empty() {
+                    return Err(Error::new(
+                        ErrorKind::InvalidQuery,
+                        "$select names an empty property",
+                    ));
+                }
+                if select[..i].contains(name) {
+                    return Err(Error::new(
+                        ErrorKind::InvalidQuery,
+                        format!("$select names property {name:?} twice"),
+                    )
+                    .with_property(name.clone()));
+                }
+            }
+        }
+        if let Some(filter) = &self.filter {
+            filter.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// Where the next page of an entity query starts: the service's
+/// `NextPartitionKey`/`NextRowKey` pair.
+///
+/// The values are opaque: the in-memory engine stores the next key, the service
+/// stores its own encoding. The string form ([`fmt::Display`] / [`FromStr`]) is
+/// stable and URL-safe, so a token can be stored and resumed in another process.
+///
+/// ```
+/// use tables_core::ContinuationToken;
+///
+/// let token = ContinuationToken::new("1!8!U21pdGg-", Some("1!12!am9uZXM-".to_owned()));
+/// let text = token.to_string();
+/// assert_eq!(text.parse::<ContinuationToken>().unwrap(), token);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ContinuationToken {
+    next_partition_key: String,
+    next_row_key: Option<String>,
+}
+
+const TOKEN_PREFIX: &str = "ct1";
+
+impl ContinuationToken {
+    /// A token from the service's two continuation values.
+    pub fn new(
+        next_partition_key: impl Into<String>,
+        next_row_key: Option<String>,
+    ) -> ContinuationToken {
+        ContinuationToken {
+            next_partition_key: next_partition_key.into(),
+            next_row_key,
+        }
+    }
+
+    /// `x-ms-continuation-NextPartitionKey`.
+    pub fn next_partition_key(&self) -> &str {
+        &self.next_partition_key
+    }
+
+    /// `x-ms-continuation-NextRowKey`, when the service sent one.
+    pub fn next_row_key(&self) -> Option<&str> {
+        self.next_row_key.as_deref()
+    }
+}
+
+impl fmt::Display for ContinuationToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{TOKEN_PREFIX}.{}",
+            URL_SAFE_NO_PAD.encode(self.next_partition_key.as_bytes())
+        )?;
+        if let Some(rk) = &self.next_row_key {
+            write!(f, ".{}", URL_SAFE_NO_PAD.encode(rk.as_bytes()))?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for ContinuationToken {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<ContinuationToken> {
+        let bad = |why: &str| {
+            Error::new(
+                ErrorKind::InvalidQuery,
+                format!("malformed continuation token {s:?}: {why}; pass a token exactly as a previous page returned it"),
+            )
+        };
+        let mut parts = s.split('.');
+        if parts.next() != Some(TOKEN_PREFIX) {
+            return Err(bad("unknown prefix"));
+        }
+        let decode = |part: &str| -> Result<String> {
+            let bytes = URL_SAFE_NO_PAD
+                .decode(part)
+                .map_err(|_| bad("not base64url"))?;
+            String::from_utf8(bytes).map_err(|_| bad("not UTF-8"))
+        };
+        let pk = decode(parts.next().ok_or_else(|| bad("missing partition key"))?)?;
+        let rk = parts.next().map(decode).transpose()?;
+        if parts.next().is_some() {
+            return Err(bad("too many parts"));
+        }
+        Ok(ContinuationToken::new(pk, rk))
+    }
+}
+
+/// One page of results and where the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The items of this page, in service order. May be empty even when more pages
+    /// follow: keep going while [`Page::continuation`] is `Some`.
+    pub items: Vec<T>,
+    /// The token for the next page; `None` on the last page.
+    pub continuation: Option<ContinuationToken>,
+}
+
+/// Options for listing tables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListTablesOptions {
+    /// Only tables whose name starts with this prefix (compared as the service does:
+    /// a `ge`/`lt` range on `TableName`).
+    pub prefix: Option<String>,
+    /// At most this many names per page (1 to 1,000).
+    pub page_size: Option<u32>,
+    /// Resume from `NextTableName` of a previous page.
+    pub continuation: Option<String>,
+}
+
+/// One page of table names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TablePage {
+    /// Table names as created (case preserved).
+    pub names: Vec<String>,
+    /// `NextTableName` for the next page; `None` on the last page.
+    pub continuation: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_round_trips_with_and_without_row_key() {
+        for token in [
+            ContinuationToken::new("", None),
+            ContinuationToken::new("p.1", Some(String::new())),
+            ContinuationToken::new("ünï/cödé", Some("a.b.c".into())),
+        ] {
+            assert_eq!(
+                token.to_string().parse::<ContinuationToken>().unwrap(),
+                token
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_tokens_are_invalid_query() {
+        for text in ["", "x.AA", "ct1", "ct1.!!", "ct1.AA.AA.AA"] {
+            let err = text.parse::<ContinuationToken>().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{text}");
+        }
+    }
+
+    #[test]
+    fn top_bounds() {
+        assert!(QuerySpec::new().top(1).validate().is_ok());
+        assert!(QuerySpec::new().top(1000).validate().is_ok());
+        assert_eq!(
+            QuerySpec::new().top(0).validate().unwrap_err().kind(),
+            ErrorKind::InvalidQuery
+        );
+        assert_eq!(
+            QuerySpec::new().top(1001).validate().unwrap_err().kind(),
+            ErrorKind::InvalidQuery
+        );
+        assert_eq!(
+            QuerySpec::new()
+                .select(["a", "a"])
+                .validate()
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidQuery
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! Writes: the six write modes, `If-Match`, and the rules of entity group transactions.
+
+use crate::datetime::DateTime;
+use crate::entity::{DynamicEntity, ETag, EntityKey};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::validate_entity_key;
+use crate::size::{entity_size, validate_entity};
+
+/// Most operations in one entity group transaction.
+pub const MAX_BATCH_OPERATIONS: usize = 100;
+
+/// Largest entity group transaction payload, in bytes (4 MiB).
+pub const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+
+/// The precondition of a conditional write.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IfMatch {
+    /// Unconditional (`If-Match: *`): the entity must exist, any version.
+    Any,
+    /// Only if the stored entity still has this ETag.
+    Etag(ETag),
+}
+
+impl IfMatch {
+    /// The `If-Match` header value.
+    pub fn header_value(&self) -> &str {
+        match self {
+            IfMatch::Any => "*",
+            IfMatch::Etag(etag) => etag.as_str(),
+        }
+    }
+}
+
+/// The six write modes of the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteMode {
+    /// Insert; fails with `EntityAlreadyExists` if the key is taken.
+    Insert,
+    /// Replace the whole entity; fails if absent or the ETag differs.
+    Replace,
+    /// Merge the given properties; fails if absent or the ETag differs.
+    Merge,
+    /// Insert or replace, unconditionally.
+    UpsertReplace,
+    /// Insert or merge, unconditionally.
+    UpsertMerge,
+    /// Delete; fails if absent or the ETag differs.
+    Delete,
+}
+
+/// One write, as an engine receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOp {
+    /// Insert a new entity.
+    Insert(DynamicEntity),
+    /// Replace an existing entity: properties not in `entity` are removed.
+    Replace {
+        /// The new content.
+        entity: DynamicEntity,
+        /// The precondition.
+        if_match: IfMatch,
+    },
+    /// Merge into an existing entity: properties not in `entity` are kept.
+    Merge {
+        /// The properties to set.
+        entity: DynamicEntity,
+        /// The precondition.
+        if_match: IfMatch,
+    },
+    /// Insert, or replace whatever is there (no precondition).
+    UpsertReplace(DynamicEntity),
+    /// Insert, or merge into whatever is there (no precondition).
+    UpsertMerge(DynamicEntity),
+    /// Delete an existing entity.
+    Delete {
+        /// The entity to delete.
+        key: EntityKey,
+        /// The precondition.
+        if_match: IfMatch,
+    },
+}
+
+impl WriteOp {
+    /// The mode of this write.
+    pub fn mode(&self) -> WriteMode {
+        match self {
+            WriteOp::Insert(_) => WriteMode::Insert,
+            WriteOp::Replace { .. } => WriteMode::Replace,
+            WriteOp::Merge { .. } => WriteMode::Merge,
+            WriteOp::UpsertReplace(_) => WriteMode::UpsertReplace,
+            WriteOp::UpsertMerge(_) => WriteMode::UpsertMerge,
+            WriteOp::Delete { .. } => WriteMode::Delete,
+        }
+    }
+
+    /// The entity written, if the mode carries one (every mode but delete).
+    pub fn entity(&self) -> Option<&DynamicEntity> {
+        match self {
+            WriteOp::Insert(e)
+            | WriteOp::UpsertReplace(e)
+            | WriteOp::UpsertMerge(e)
+            | WriteOp::Replace { entity: e, .. }
+            | WriteOp::Merge { entity: e, .. } => Some(e),
+            WriteOp::Delete { .. } => None,
+        }
+    }
+
+    /// The precondition, for the conditional modes.
+    pub fn if_match(&self) -> Option<&IfMatch> {
+        match self {
+            WriteOp::Replace { if_match, .. }
+            | WriteOp::Merge { if_match, .. }
+            | WriteOp::Delete { if_match, .. } => Some(if_match),
+            _ => None,
+        }
+    }
+
+    /// The PartitionKey written.
+    pub fn partition_key(&self) -> &str {
+        match self {
+            WriteOp::Delete { key, .. } => &key.partition_key,
+            _ => self.entity().map_or("", |e| e.partition_key.as_str()),
+        }
+    }
+
+    /// The RowKey written.
+    pub fn row_key(&self) -> &str {
+        match self {
+            WriteOp::Delete { key, .. } => &key.row_key,
+            _ => self.entity().map_or("", |e| e.row_key.as_str()),
+        }
+    }
+
+    /// The key written (cloned).
+    pub fn key(&self) -> EntityKey {
+        EntityKey::new(self.partition_key(), self.row_key())
+    }
+
+    /// Bytes this operation adds to a batch payload, by the service's size estimate.
+    pub fn estimated_size(&self) -> usize {
+        match self {
+            WriteOp::Delete { key, .. } => {
+                4 + 2
+                    * (key.partition_key.encode_utf16().count()
+                        + key.row_key.encode_utf16().count())
+            }
+            _ => self.entity().map_or(0, entity_size),
+        }
+    }
+
+    /// Checks the write against the service's rules: keys, property names, value
+    /// sizes, property count and entity size.
+    ///
+    /// # Errors
+    ///
+    /// The kind names the rule ([`ErrorKind::InvalidKey`], [`ErrorKind::InvalidProperty`],
+    /// [`ErrorKind::PropertyValueTooLarge`], [`ErrorKind::TooManyProperties`],
+    /// [`ErrorKind::EntityTooLarge`]); the error carries the entity key and, where one
+    /// property is at fault, its name.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            WriteOp::Delete { key, .. } => validate_entity_key(key),
+            _ => self.entity().map_or(Ok(()), validate_entity),
+        }
+    }
+}
+
+/// What a successful write returns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WriteOutcome {
+    /// The new ETag (`None` after a delete).
+    pub etag: Option<ETag>,
+    /// The new Timestamp (`None` after a delete, or when the endpoint did not say).
+    pub timestamp: Option<DateTime>,
+}
+
+/// Checks a batch against the entity group transaction rules before anything is sent
+/// or written: 1 to 100 operations, one PartitionKey, each RowKey at most once, every
+/// operation valid on its own, and the payload under 4 MiB.
+///
+/// The error carries the index of the offending operation
+/// ([`Error::batch_index`]) and the service's code for the rule
+/// (`InvalidInput`, `CommandsInBatchActOnDifferentPartitions`, `InvalidDuplicateRow`,
+/// `RequestBodyTooLarge`, or the operation's own validation code).
+///
+/// ```
+/// use tables_core::{validate_batch, DynamicEntity, ErrorKind, WriteOp};
+///
+/// let ops = vec![
+///     WriteOp::Insert(DynamicEntity::new("Sales", "1")),
+///     WriteOp::Insert(DynamicEntity::new("Marketing", "2")),
+/// ];
+/// let err = validate_batch(&ops).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidBatch);
+/// assert_eq!(err.batch_index(), Some(1));
+/// ```
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidBatch`] for an empty batch, more than 100 operations, a second
+/// PartitionKey or a repeated RowKey; [`ErrorKind::RequestTooLarge`] above 4 MiB; the
+/// operation's own validation error otherwise.
+pub fn validate_batch(ops: &[WriteOp]) -> Result<()> {
+    let Some(first) = ops.first() else {
+        return Err(Error::new(
+            ErrorKind::InvalidBatch,
+            "a batch needs at least one operation",
+        ));
+    };
+    if ops.len() > MAX_BATCH_OPERATIONS {
+        return Err(Error::new(
+            ErrorKind::InvalidBatch,
+            format!(
+                "the batch has {} operations; an entity group transaction holds at most {MAX_BATCH_OPERATIONS} (split it per partition into chunks of {MAX_BATCH_OPERATIONS})",
+                ops.len()
+            ),
+        )
+        .with_service_code("InvalidInput")
+        .with_batch_index(0));
+    }
+    let partition = first.partition_key();
+    let mut seen: std::collections::HashSet<&str> =
+        std::collections::HashSet::with_capacity(ops.len());
+    let mut total = 0usize;
+    for (index, op) in ops.iter().enumerate() {
+        op.validate().map_err(|e| e.with_batch_index(index))?;
+        if op.partition_key() != partition {
+            return Err(Error::new(
+                ErrorKind::InvalidBatch,
+                format!(
+                    "operation {index} writes PartitionKey {:?} but the batch is for {partition:?}; all operations of a batch must share one PartitionKey",
+                    op.partition_key()
+                ),
+            )
+            .with_service_code("CommandsInBatchActOnDifferentPartitions")
+            .with_batch_index(index)
+            .with_entity_key(op.key()));
+        }
+        if !seen.insert(op.row_key()) {
+            return Err(Error::new(
+                ErrorKind::InvalidBatch,
+                format!(
+                    "RowKey {:?} appears twice in the batch (again at operation {index}); an entity can appear only once in a batch",
+                    op.row_key()
+                ),
+            )
+            .with_service_code("InvalidDuplicateRow")
+            .with_batch_index(index)
+            .with_entity_key(op.key()));
+        }
+        total += op.estimated_size();
+        if total > MAX_BATCH_BYTES {
+            return Err(Error::new(
+                ErrorKind::RequestTooLarge,
+                format!("the batch payload exceeds {MAX_BATCH_BYTES} bytes at operation {index}; split it into smaller batches"),
+            )
+            .with_batch_index(index));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! The conformance suite. (Being written: helper "conformance".)
