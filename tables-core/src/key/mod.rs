@@ -1,5 +1,7 @@
 //! Key validation and key encodings. (Being written: helper "core-data".)
 
+mod order;
+
 use crate::entity::EntityKey;
 use crate::error::Result;
 
