@@ -50,6 +50,24 @@ impl ETag {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The ETag the service gives an entity last written at `timestamp`:
+    /// `W/"datetime'<ISO timestamp with `:` encoded as %3A>'"`.
+    ///
+    /// ```
+    /// use tables_core::{DateTime, ETag};
+    ///
+    /// let t: DateTime = "2026-11-21T22:27:39.13285Z".parse()?;
+    /// assert_eq!(
+    ///     ETag::from_timestamp(t).as_str(),
+    ///     r#"W/"datetime'2026-11-21T22%3A27%3A39.1328500Z'""#
+    /// );
+    /// # Ok::<(), tables_core::Error>(())
+    /// ```
+    pub fn from_timestamp(timestamp: DateTime) -> ETag {
+        let encoded = timestamp.to_string().replace(':', "%3A");
+        ETag(format!("W/\"datetime'{encoded}'\""))
+    }
 }
 
 impl fmt::Display for ETag {
@@ -166,6 +184,18 @@ impl DynamicEntity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn etag_from_timestamp_has_the_service_form() {
+        let t: DateTime = "2026-11-21T22:27:39.13285Z".parse().unwrap();
+        let etag = ETag::from_timestamp(t);
+        assert_eq!(
+            etag.as_str(),
+            "W/\"datetime'2026-11-21T22%3A27%3A39.1328500Z'\""
+        );
+        let later = t.checked_add_ticks(1).unwrap();
+        assert_ne!(ETag::from_timestamp(later), etag);
+    }
 
     #[test]
     fn insert_replaces_in_place_and_keeps_order() {

@@ -1,5 +1,18 @@
 //! Filters: an AST with a builder API, OData `$filter` rendering and parsing, an
 //! evaluator with the service's semantics, and the query-plan classifier.
+//!
+//! ```
+//! use tables_core::{col, DynamicEntity, Filter, QueryPlan};
+//!
+//! let f = Filter::partition_key("Sales") & col("RowKey").starts_with("empid_0001");
+//! let text = f.to_odata();
+//! assert_eq!(text, "PartitionKey eq 'Sales' and RowKey ge 'empid_0001' and RowKey lt 'empid_0002'");
+//! assert_eq!(Filter::parse(&text)?, f);
+//! assert!(matches!(f.plan(), QueryPlan::Range { .. }));
+//! assert!(f.matches(&DynamicEntity::new("Sales", "empid_000123")));
+//! f.validate()?;
+//! # Ok::<(), tables_core::Error>(())
+//! ```
 
 mod ast;
 mod build;
@@ -12,11 +25,233 @@ pub use ast::{CmpOp, Filter};
 pub use build::{col, Column};
 pub use plan::{KeyBound, QueryPlan};
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::Value;
+
+/// The most comparisons the service accepts in one filter.
+pub const MAX_COMPARISONS: usize = 15;
 
 impl Filter {
-    /// Checks the filter against the service's rules. (Being written: helper "core-filter".)
+    /// Checks the filter against the service's rules: at most
+    /// [`MAX_COMPARISONS`] comparisons, property names that can be written in a
+    /// filter (identifiers such as `LastName`, not keywords like `and`), and no NaN
+    /// or infinite Double constants (the service has no literal for them).
+    ///
+    /// ```
+    /// use tables_core::{col, ErrorKind, Filter};
+    ///
+    /// assert!(col("Age").gt(30).validate().is_ok());
+    /// let err = col("Ratio").lt(f64::NAN).validate().unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidFilter);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidFilter`] naming the first rule broken.
     pub fn validate(&self) -> Result<()> {
-        Ok(())
+        let count = self.comparison_count();
+        if count > MAX_COMPARISONS {
+            return Err(Error::new(
+                ErrorKind::InvalidFilter,
+                format!(
+                    "the filter has {count} comparisons; the service allows at most {MAX_COMPARISONS}: split the query or use key ranges"
+                ),
+            ));
+        }
+        self.validate_terms()
+    }
+
+    fn validate_terms(&self) -> Result<()> {
+        match self {
+            Filter::Compare {
+                property, value, ..
+            } => {
+                if !parse::is_property_name(property) {
+                    return Err(Error::new(
+                        ErrorKind::InvalidFilter,
+                        format!(
+                            "{property:?} cannot be used as a property name in a filter; property names are non-empty identifiers (letters, digits, `_`, not starting with a digit) and not a keyword such as `and`"
+                        ),
+                    )
+                    .with_property(property.clone()));
+                }
+                match value {
+                    Value::Double(x) if !x.is_finite() => Err(Error::new(
+                        ErrorKind::InvalidFilter,
+                        format!(
+                            "the filter compares {property:?} with {x}; the service has no literal for NaN or infinity"
+                        ),
+                    )
+                    .with_property(property.clone())),
+                    _ => Ok(()),
+                }
+            }
+            Filter::And(left, right) | Filter::Or(left, right) => {
+                left.validate_terms()?;
+                right.validate_terms()
+            }
+            Filter::Not(inner) => inner.validate_terms(),
+            Filter::Literal(_) => Ok(()),
+        }
+    }
+
+    /// The number of comparisons (`property op constant`) in the filter.
+    pub fn comparison_count(&self) -> usize {
+        match self {
+            Filter::Compare { .. } => 1,
+            Filter::And(left, right) | Filter::Or(left, right) => {
+                left.comparison_count() + right.comparison_count()
+            }
+            Filter::Not(inner) => inner.comparison_count(),
+            Filter::Literal(_) => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datetime::DateTime;
+    use proptest::prelude::*;
+
+    #[test]
+    fn comparison_limit_is_fifteen() {
+        let mut f = col("A").eq(0);
+        for i in 1..15 {
+            f = f.or(col("A").eq(i));
+        }
+        assert_eq!(f.comparison_count(), 15);
+        assert!(f.validate().is_ok());
+        let f = (f & Filter::Literal(true)).negate();
+        assert_eq!(f.comparison_count(), 15);
+        assert!(f.validate().is_ok());
+        let f = f.and(col("B").eq(1));
+        assert_eq!(f.comparison_count(), 16);
+        assert_eq!(
+            f.validate().map_err(|e| e.kind()),
+            Err(ErrorKind::InvalidFilter)
+        );
+    }
+
+    #[test]
+    fn property_names_and_doubles_are_checked() {
+        for name in [
+            "",
+            "and",
+            "not",
+            "eq",
+            "true",
+            "Last Name",
+            "1st",
+            "a-b",
+            "a'b",
+        ] {
+            let err = (col("Ok").eq(1) & col(name).eq(1))
+                .validate()
+                .expect_err(name);
+            assert_eq!(err.kind(), ErrorKind::InvalidFilter, "{name:?}");
+            assert_eq!(err.property(), Some(name));
+        }
+        for name in ["LastName", "_x", "a1", "Größe", "And", "X"] {
+            assert!(col(name).eq(1).validate().is_ok(), "{name:?}");
+        }
+        for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = (!col("R").gt(x)).validate().expect_err("non-finite");
+            assert_eq!(err.kind(), ErrorKind::InvalidFilter);
+        }
+        assert!(col("R").gt(f64::MAX).validate().is_ok());
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<String>().prop_map(Value::String),
+            "[a-z' ]{0,6}".prop_map(Value::String),
+            any::<i32>().prop_map(Value::Int32),
+            any::<i64>().prop_map(Value::Int64),
+            any::<f64>()
+                .prop_filter("finite", |x| x.is_finite())
+                .prop_map(Value::Double),
+            any::<bool>().prop_map(Value::Boolean),
+            (DateTime::MIN_TICKS..=DateTime::MAX_TICKS)
+                .prop_filter_map("in range", DateTime::from_ticks)
+                .prop_map(Value::DateTime),
+            any::<u128>().prop_map(|n| Value::Guid(uuid::Uuid::from_u128(n))),
+            prop::collection::vec(any::<u8>(), 0..8).prop_map(Value::Binary),
+        ]
+    }
+
+    fn property() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "PartitionKey",
+                "RowKey",
+                "Timestamp",
+                "X",
+                "binary",
+                "datetime"
+            ])
+            .prop_map(str::to_owned),
+            "[A-Za-z_][A-Za-z0-9_]{0,8}",
+        ]
+        .prop_filter("a property name", |name| parse::is_property_name(name))
+    }
+
+    fn op() -> impl Strategy<Value = CmpOp> {
+        prop::sample::select(vec![
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Gt,
+            CmpOp::Ge,
+            CmpOp::Lt,
+            CmpOp::Le,
+        ])
+    }
+
+    fn filter() -> impl Strategy<Value = Filter> {
+        let leaf = prop_oneof![
+            4 => (property(), op(), value()).prop_map(|(property, op, value)| Filter::Compare {
+                property,
+                op,
+                value
+            }),
+            1 => any::<bool>().prop_map(Filter::Literal),
+        ];
+        leaf.prop_recursive(6, 48, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| a & b),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| a | b),
+                inner.prop_map(|a| !a),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn parse_reads_back_what_render_writes(f in filter()) {
+            let text = f.to_odata();
+            let parsed = Filter::parse(&text);
+            prop_assert!(parsed.is_ok(), "{text:?}: {parsed:?}");
+            prop_assert_eq!(parsed.ok(), Some(f));
+        }
+
+        #[test]
+        fn parse_never_panics(text in any::<String>()) {
+            let _ = Filter::parse(&text);
+        }
+
+        #[test]
+        fn parse_never_panics_on_filter_like_text(
+            words in prop::collection::vec(
+                prop::sample::select(vec![
+                    "A", "eq", "ne", "and", "or", "not", "(", ")", "'x'", "'", "''", "1", "-", "1.",
+                    "1e", "1L", "2147483648", "true", "false", "X'0", "guid'", "datetime'", "1D",
+                    "9e999", " ", "é",
+                ]),
+                0..12,
+            )
+        ) {
+            let _ = Filter::parse(&words.concat());
+            let _ = Filter::parse(&words.join(" "));
+        }
     }
 }
