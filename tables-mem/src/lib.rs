@@ -1,12 +1,196 @@
-//! `tables-mem`: the in-memory engine. (Being written: helper "mem".)
+//! `tables-mem`: the in-memory engine of the `tables` SDK.
+//!
+//! [`MemEngine`] implements [`tables_core::Engine`] with the Azure Table service's
+//! rules, in process. It is not a mock: code that works against it works against the
+//! service.
+//!
+//! - **Order.** Entities are kept and returned by PartitionKey, then RowKey, compared
+//!   by UTF-16 code units as the service and Azurite compare them
+//!   ([`tables_core::key::cmp_ordinal`]), not by Rust's `str` order.
+//! - **Writes.** Every write gets a new Timestamp and ETag; timestamps strictly
+//!   increase per engine, even within one 100 ns tick. Insert on an existing key fails
+//!   with `EntityAlreadyExists`; replace, merge and delete of a missing key with
+//!   `EntityNotFound` (`ResourceNotFound`); a stale ETag with `PreconditionFailed`
+//!   (`UpdateConditionNotSatisfied`). Merge keeps properties it does not mention,
+//!   replace drops them; upserts have no precondition.
+//! - **Validation first.** Keys, entities, queries and batches are checked with
+//!   `tables-core`'s rules before anything changes: a rejected write or batch
+//!   changes nothing.
+//! - **Batches** are all-or-nothing; the error names the failing operation
+//!   ([`tables_core::Error::batch_index`]) with the service's code.
+//! - **Queries** honour `$filter`, `$select` (keys, Timestamp and ETag always
+//!   present) and `$top`, visit only the key range the filter allows, and page like
+//!   the service: at most `min($top, page size)` entities per page, optionally ending
+//!   pages at partition boundaries (pages may then be short, even empty, and still
+//!   carry a token), so client paging loops get exercised. See [`MemOptions`].
+//! - **Tables** compare names case-insensitively and keep the case they were created
+//!   with; [`Engine::list_tables`] lists them in ordinal name order.
+//! - **Concurrency.** Safe under many concurrent tasks: readers of a table run in
+//!   parallel, and no lock is held across an `.await`.
+//! - **Fault injection** ([`MemEngine::faults`]) fails or delays chosen calls, for
+//!   reliability tests of the layers above.
+//!
+//! ```
+//! use tables_core::{col, DynamicEntity, Engine, EntityKey, QuerySpec, WriteOp};
+//! use tables_mem::{MemEngine, MemOptions};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> tables_core::Result<()> {
+//! let engine = MemEngine::with_options(MemOptions { page_size: 2, ..MemOptions::default() });
+//! engine.create_table("Customers").await?;
+//! for rk in ["a", "b", "c"] {
+//!     let entity = DynamicEntity::new("Smith", rk).with("Age", 30);
+//!     engine.write("Customers", &WriteOp::Insert(entity)).await?;
+//! }
+//! let got = engine.get_entity("customers", &EntityKey::new("Smith", "b"), None).await?;
+//! assert_eq!(got.map(|e| e.row_key), Some("b".to_owned()));
+//!
+//! // Page through a query until no continuation token comes back.
+//! let spec = QuerySpec::new().filter(col("PartitionKey").eq("Smith"));
+//! let (mut rows, mut token) = (Vec::new(), None);
+//! loop {
+//!     let page = engine.query("Customers", &spec, token.as_ref()).await?;
+//!     rows.extend(page.items.into_iter().map(|e| e.row_key));
+//!     token = page.continuation;
+//!     if token.is_none() {
+//!         break;
+//!     }
+//! }
+//! assert_eq!(rows, ["a", "b", "c"]);
+//! # Ok(())
+//! # }
+//! ```
 
-/// The in-memory engine.
-#[derive(Debug, Default)]
-pub struct MemEngine {}
+mod clock;
+mod faults;
+mod key;
+mod page;
+mod store;
+mod table;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tables_core::{
+    ContinuationToken, DynamicEntity, Engine, EntityKey, ListTablesOptions, Page, QuerySpec,
+    Result, TablePage, WriteOp, WriteOutcome, MAX_PAGE_SIZE,
+};
+
+pub use faults::{CallKind, Fault, Faults};
+
+use store::Store;
+
+/// Options of a [`MemEngine`].
+///
+/// ```
+/// use tables_mem::{MemEngine, MemOptions};
+///
+/// // One entity per page, and pages that end at partition boundaries: the harshest
+/// // paging a client can meet.
+/// let engine = MemEngine::with_options(MemOptions {
+///     page_size: 1,
+///     break_at_partition_boundaries: true,
+/// });
+/// assert_eq!(engine.options().page_size, 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemOptions {
+    /// Most entities (and table names) per page, whatever `$top` says: 1 to 1,000,
+    /// default 1,000 (the service's maximum). Values outside the range are clamped
+    /// into it by [`MemEngine::with_options`].
+    pub page_size: u32,
+    /// End a query page when the next row is in another partition, as the service
+    /// may when a query crosses a partition-server boundary. Such pages can be
+    /// short, even empty, and still carry a continuation token. Default `false`.
+    pub break_at_partition_boundaries: bool,
+}
+
+impl Default for MemOptions {
+    fn default() -> MemOptions {
+        MemOptions {
+            page_size: MAX_PAGE_SIZE,
+            break_at_partition_boundaries: false,
+        }
+    }
+}
+
+/// The in-memory engine. Cloning is cheap and shares the same store.
+#[derive(Debug, Clone, Default)]
+pub struct MemEngine {
+    store: Arc<Store>,
+}
 
 impl MemEngine {
-    /// A new, empty engine.
+    /// A new, empty engine with the default options.
     pub fn new() -> MemEngine {
         MemEngine::default()
+    }
+
+    /// A new, empty engine with `options`; a `page_size` outside 1 to 1,000 is
+    /// clamped into that range.
+    pub fn with_options(mut options: MemOptions) -> MemEngine {
+        options.page_size = options.page_size.clamp(1, MAX_PAGE_SIZE);
+        MemEngine {
+            store: Arc::new(Store::new(options)),
+        }
+    }
+
+    /// The options in force (after clamping).
+    pub fn options(&self) -> &MemOptions {
+        &self.store.options
+    }
+
+    /// The fault-injection controls and call counters of this engine (shared by its
+    /// clones). See [`Faults`].
+    pub fn faults(&self) -> &Faults {
+        &self.store.faults
+    }
+}
+
+#[async_trait]
+impl Engine for MemEngine {
+    async fn create_table(&self, table: &str) -> Result<()> {
+        let ticket = self.store.faults.enter(CallKind::CreateTable).await?;
+        ticket.finish(self.store.create_table(table))
+    }
+
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        let ticket = self.store.faults.enter(CallKind::DeleteTable).await?;
+        ticket.finish(self.store.delete_table(table))
+    }
+
+    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        let ticket = self.store.faults.enter(CallKind::ListTables).await?;
+        ticket.finish(self.store.list_tables(options))
+    }
+
+    async fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>> {
+        let ticket = self.store.faults.enter(CallKind::GetEntity).await?;
+        ticket.finish(self.store.get_entity(table, key, select))
+    }
+
+    async fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>> {
+        let ticket = self.store.faults.enter(CallKind::Query).await?;
+        ticket.finish(self.store.query(table, spec, continuation))
+    }
+
+    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        let ticket = self.store.faults.enter(CallKind::Write).await?;
+        ticket.finish(self.store.write(table, op))
+    }
+
+    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        let ticket = self.store.faults.enter(CallKind::Batch).await?;
+        ticket.finish(self.store.submit_batch(table, ops))
     }
 }

@@ -1,0 +1,211 @@
+//! The engine's state: the table catalog, the clock and the fault controls, and the
+//! synchronous body of every engine call.
+//!
+//! Locking: the catalog is an `RwLock` over the tables, each table an `RwLock` over
+//! its rows. A call takes the catalog's read lock, then its table's lock, does its
+//! work and releases both before returning; nothing is held across an `.await`.
+//! Readers of a table run in parallel; writers of different tables too.
+
+use std::collections::HashMap;
+use std::sync::{PoisonError, RwLock};
+
+use tables_core::key::{cmp_ordinal, validate_entity_key, validate_table_name};
+use tables_core::{
+    validate_batch, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind,
+    ListTablesOptions, Page, QueryPlan, QuerySpec, Result, TablePage, WriteOp, WriteOutcome,
+    MAX_PAGE_SIZE,
+};
+
+use crate::clock::Clock;
+use crate::faults::Faults;
+use crate::key::KeyRef;
+use crate::page::{query_page, PageRules};
+use crate::table::{self, project, Table};
+use crate::MemOptions;
+
+/// Longest name a table can have (the service allows 63 characters).
+const MAX_TABLE_NAME: usize = 63;
+
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    /// Tables by lower-cased name (names compare case-insensitively).
+    tables: RwLock<HashMap<String, Table>>,
+    clock: Clock,
+    pub(crate) faults: Faults,
+    pub(crate) options: MemOptions,
+}
+
+fn table_not_found(name: &str) -> Error {
+    Error::new(
+        ErrorKind::TableNotFound,
+        format!("no table named {name:?}; create it first with create_table"),
+    )
+}
+
+/// The catalog key of a table name, folded on the stack (no allocation). `None` for
+/// a name that no table can have.
+fn fold<'b>(name: &str, buf: &'b mut [u8; MAX_TABLE_NAME]) -> Option<&'b str> {
+    let bytes = name.as_bytes();
+    if bytes.len() > buf.len() || !name.is_ascii() {
+        return None;
+    }
+    let folded = &mut buf[..bytes.len()];
+    folded.copy_from_slice(bytes);
+    folded.make_ascii_lowercase();
+    std::str::from_utf8(folded).ok()
+}
+
+fn check_page_size(size: u32, what: &str) -> Result<()> {
+    if size == 0 || size > MAX_PAGE_SIZE {
+        return Err(Error::new(
+            ErrorKind::InvalidQuery,
+            format!("{what} must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Store {
+    pub(crate) fn new(options: MemOptions) -> Store {
+        Store {
+            options,
+            ..Store::default()
+        }
+    }
+
+    /// Runs `f` on the table called `name` (any case), holding the catalog's read lock.
+    fn with_table<R>(&self, name: &str, f: impl FnOnce(&Table) -> Result<R>) -> Result<R> {
+        let tables = self.tables.read().unwrap_or_else(PoisonError::into_inner);
+        let mut buf = [0; MAX_TABLE_NAME];
+        let table = fold(name, &mut buf)
+            .and_then(|key| tables.get(key))
+            .ok_or_else(|| table_not_found(name))?;
+        f(table)
+    }
+
+    pub(crate) fn create_table(&self, name: &str) -> Result<()> {
+        validate_table_name(name)?;
+        let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
+        let key = name.to_ascii_lowercase();
+        if let Some(existing) = tables.get(&key) {
+            return Err(Error::new(
+                ErrorKind::TableAlreadyExists,
+                format!(
+                    "table {name:?} already exists (as {:?}; table names compare case-insensitively)",
+                    existing.name
+                ),
+            ));
+        }
+        tables.insert(key, Table::new(name));
+        Ok(())
+    }
+
+    pub(crate) fn delete_table(&self, name: &str) -> Result<()> {
+        let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
+        let mut buf = [0; MAX_TABLE_NAME];
+        match fold(name, &mut buf).and_then(|key| tables.remove(key)) {
+            Some(_) => Ok(()),
+            // The service answers a delete of a missing table with ResourceNotFound.
+            None => Err(table_not_found(name).with_service_code("ResourceNotFound")),
+        }
+    }
+
+    pub(crate) fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        let requested = options.page_size.unwrap_or(MAX_PAGE_SIZE);
+        check_page_size(requested, "the table page size")?;
+        let limit = requested.min(self.options.page_size) as usize;
+        let tables = self.tables.read().unwrap_or_else(PoisonError::into_inner);
+        let mut names: Vec<&str> = tables
+            .values()
+            .map(|t| t.name.as_str())
+            .filter(|name| {
+                options
+                    .prefix
+                    .as_deref()
+                    .map_or(true, |prefix| name.starts_with(prefix))
+            })
+            .filter(|name| {
+                options
+                    .continuation
+                    .as_deref()
+                    .map_or(true, |next| cmp_ordinal(name, next).is_ge())
+            })
+            .collect();
+        names.sort_unstable_by(|a, b| cmp_ordinal(a, b));
+        let continuation = names.get(limit).map(|name| (*name).to_owned());
+        names.truncate(limit);
+        Ok(TablePage {
+            names: names.into_iter().map(str::to_owned).collect(),
+            continuation,
+        })
+    }
+
+    pub(crate) fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>> {
+        validate_entity_key(key)?;
+        if let Some(select) = select {
+            QuerySpec::new().select(select.iter().cloned()).validate()?;
+        }
+        self.with_table(table, |table| {
+            let rows = table.read();
+            let probe: &dyn KeyRef = &(key.partition_key.as_str(), key.row_key.as_str());
+            Ok(rows.get(probe).map(|entity| project(entity, select)))
+        })
+    }
+
+    pub(crate) fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>> {
+        spec.validate()?;
+        let resume = continuation.map(resume_key).transpose()?;
+        let plan = QueryPlan::of(spec.filter.as_ref());
+        let rules = PageRules {
+            limit: spec
+                .top
+                .unwrap_or(MAX_PAGE_SIZE)
+                .min(self.options.page_size)
+                .max(1) as usize,
+            break_at_partitions: self.options.break_at_partition_boundaries,
+        };
+        self.with_table(table, |table| {
+            Ok(query_page(&table.read(), spec, &plan, resume, rules))
+        })
+    }
+
+    pub(crate) fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        op.validate()?;
+        self.with_table(table, |table| {
+            table::write(&mut table.write(), op, || self.clock.next())
+        })
+    }
+
+    pub(crate) fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        validate_batch(ops)?;
+        self.with_table(table, |table| {
+            table::batch(&mut table.write(), ops, || self.clock.next())
+        })
+    }
+}
+
+/// The key a continuation token of this engine resumes at.
+fn resume_key(token: &ContinuationToken) -> Result<(&str, &str)> {
+    let malformed = |why: &str| {
+        Error::new(
+            ErrorKind::InvalidQuery,
+            format!("continuation token {token} was not made by this engine ({why}); pass the token of a previous page of the same query"),
+        )
+    };
+    let row_key = token
+        .next_row_key()
+        .ok_or_else(|| malformed("it has no RowKey"))?;
+    let key = EntityKey::new(token.next_partition_key(), row_key);
+    validate_entity_key(&key).map_err(|_| malformed("its key is not a valid entity key"))?;
+    Ok((token.next_partition_key(), row_key))
+}

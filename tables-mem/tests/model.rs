@@ -1,0 +1,375 @@
+//! Model check: random sequences of operations against the mem engine and against a
+//! simple reference model (a `BTreeMap` keyed by UTF-16 code units), which must
+//! agree on every result and every error.
+
+// Test code: a panic is a test failure.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use futures::executor::block_on;
+use proptest::prelude::*;
+use tables_core::{
+    col, DynamicEntity, ETag, Engine, EntityKey, ErrorKind, Filter, IfMatch, QuerySpec, Value,
+    WriteOp,
+};
+use tables_mem::{MemEngine, MemOptions};
+
+const T: &str = "Model";
+/// Keys around the UTF-16 / `str` order disagreement, plus ordinary ones.
+const PKS: [&str; 4] = ["a", "\u{FF01}", "\u{1F600}", ""];
+const RKS: [&str; 5] = ["", "1", "\u{E000}", "\u{10000}", "z"];
+const NAMES: [&str; 3] = ["A", "B", "C"];
+
+#[derive(Debug, Clone, Copy)]
+enum Cond {
+    Any,
+    Current,
+    Stale,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Insert,
+    Replace,
+    Merge,
+    UpsertReplace,
+    UpsertMerge,
+    Delete,
+}
+
+#[derive(Debug, Clone)]
+struct Write {
+    mode: Mode,
+    rk: usize,
+    props: Vec<(usize, i32)>,
+    cond: Cond,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Write {
+        pk: usize,
+        write: Write,
+    },
+    Batch {
+        pk: usize,
+        writes: Vec<Write>,
+    },
+    Get {
+        pk: usize,
+        rk: usize,
+    },
+    Query {
+        top: Option<u32>,
+        filter: Option<QueryFilter>,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum QueryFilter {
+    Partition(usize),
+    AtLeast(i32),
+}
+
+fn write_strategy() -> impl Strategy<Value = Write> {
+    let mode = prop::sample::select(vec![
+        Mode::Insert,
+        Mode::Replace,
+        Mode::Merge,
+        Mode::UpsertReplace,
+        Mode::UpsertMerge,
+        Mode::Delete,
+    ]);
+    let cond = prop::sample::select(vec![Cond::Any, Cond::Current, Cond::Stale]);
+    let props = prop::collection::vec((0..NAMES.len(), -3..3i32), 0..3);
+    (mode, 0..RKS.len(), props, cond).prop_map(|(mode, rk, props, cond)| Write {
+        mode,
+        rk,
+        props,
+        cond,
+    })
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..PKS.len(), write_strategy()).prop_map(|(pk, write)| Op::Write { pk, write }),
+        1 => (0..PKS.len(), prop::collection::vec(write_strategy(), 1..4)).prop_map(|(pk, mut writes)| {
+            // A batch names each entity once.
+            let mut seen = Vec::new();
+            writes.retain(|w| {
+                let fresh = !seen.contains(&w.rk);
+                seen.push(w.rk);
+                fresh
+            });
+            Op::Batch { pk, writes }
+        }),
+        2 => (0..PKS.len(), 0..RKS.len()).prop_map(|(pk, rk)| Op::Get { pk, rk }),
+        1 => (
+            prop::option::of(1..4u32),
+            prop::option::of(prop_oneof![
+                (0..PKS.len()).prop_map(QueryFilter::Partition),
+                (-3..3i32).prop_map(QueryFilter::AtLeast),
+            ]),
+        )
+            .prop_map(|(top, filter)| Op::Query { top, filter }),
+    ]
+}
+
+type Key = (Vec<u16>, Vec<u16>);
+/// A query result row: keys and sorted properties.
+type Listed = (String, String, Vec<(String, Value)>);
+
+#[derive(Debug, Clone)]
+struct Row {
+    pk: String,
+    rk: String,
+    props: Vec<(String, Value)>,
+    etag: ETag,
+}
+
+#[derive(Debug, Default)]
+struct Model {
+    rows: BTreeMap<Key, Row>,
+}
+
+fn key(pk: &str, rk: &str) -> Key {
+    (pk.encode_utf16().collect(), rk.encode_utf16().collect())
+}
+
+fn props(write: &Write) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for (name, v) in &write.props {
+        let name = NAMES[*name].to_owned();
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = Value::Int32(*v),
+            None => out.push((name, Value::Int32(*v))),
+        }
+    }
+    out
+}
+
+fn sorted(mut props: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    props.sort_by(|a, b| a.0.cmp(&b.0));
+    props
+}
+
+fn entity_props(e: &DynamicEntity) -> Vec<(String, Value)> {
+    sorted(
+        e.properties()
+            .map(|(n, v)| (n.to_owned(), v.clone()))
+            .collect(),
+    )
+}
+
+impl Model {
+    fn if_match(&self, pk: &str, write: &Write) -> IfMatch {
+        match write.cond {
+            Cond::Any => IfMatch::Any,
+            Cond::Stale => IfMatch::Etag(ETag::new("W/\"datetime'stale'\"")),
+            Cond::Current => self
+                .rows
+                .get(&key(pk, RKS[write.rk]))
+                .map_or(IfMatch::Etag(ETag::new("W/\"none\"")), |r| {
+                    IfMatch::Etag(r.etag.clone())
+                }),
+        }
+    }
+
+    fn op(&self, pk: &str, write: &Write) -> WriteOp {
+        let rk = RKS[write.rk];
+        let mut e = DynamicEntity::new(pk, rk);
+        for (n, v) in props(write) {
+            e.insert(n, v);
+        }
+        let if_match = self.if_match(pk, write);
+        match write.mode {
+            Mode::Insert => WriteOp::Insert(e),
+            Mode::Replace => WriteOp::Replace {
+                entity: e,
+                if_match,
+            },
+            Mode::Merge => WriteOp::Merge {
+                entity: e,
+                if_match,
+            },
+            Mode::UpsertReplace => WriteOp::UpsertReplace(e),
+            Mode::UpsertMerge => WriteOp::UpsertMerge(e),
+            Mode::Delete => WriteOp::Delete {
+                key: EntityKey::new(pk, rk),
+                if_match,
+            },
+        }
+    }
+
+    /// The error the write must fail with, if any.
+    fn check(&self, pk: &str, write: &Write) -> Option<ErrorKind> {
+        let exists = self.rows.contains_key(&key(pk, RKS[write.rk]));
+        match write.mode {
+            Mode::Insert if exists => Some(ErrorKind::EntityAlreadyExists),
+            Mode::Replace | Mode::Merge | Mode::Delete if !exists => {
+                Some(ErrorKind::EntityNotFound)
+            }
+            Mode::Replace | Mode::Merge | Mode::Delete if matches!(write.cond, Cond::Stale) => {
+                Some(ErrorKind::PreconditionFailed)
+            }
+            _ => None,
+        }
+    }
+
+    fn apply(&mut self, pk: &str, write: &Write, etag: Option<ETag>) {
+        let rk = RKS[write.rk];
+        let k = key(pk, rk);
+        let new = props(write);
+        match write.mode {
+            Mode::Delete => {
+                self.rows.remove(&k);
+            }
+            Mode::Merge | Mode::UpsertMerge if self.rows.contains_key(&k) => {
+                let row = self.rows.get_mut(&k).expect("present");
+                for (n, v) in new {
+                    match row.props.iter_mut().find(|(m, _)| *m == n) {
+                        Some(slot) => slot.1 = v,
+                        None => row.props.push((n, v)),
+                    }
+                }
+                row.etag = etag.expect("a write returns an ETag");
+            }
+            _ => {
+                let row = Row {
+                    pk: pk.to_owned(),
+                    rk: rk.to_owned(),
+                    props: new,
+                    etag: etag.expect("a write returns an ETag"),
+                };
+                self.rows.insert(k, row);
+            }
+        }
+    }
+
+    fn matches(row: &Row, filter: Option<QueryFilter>) -> bool {
+        match filter {
+            None => true,
+            Some(QueryFilter::Partition(pk)) => row.pk == PKS[pk],
+            Some(QueryFilter::AtLeast(min)) => row
+                .props
+                .iter()
+                .any(|(n, v)| n == "A" && matches!(v, Value::Int32(a) if *a >= min)),
+        }
+    }
+}
+
+fn filter_of(filter: QueryFilter) -> Filter {
+    match filter {
+        QueryFilter::Partition(pk) => Filter::partition_key(PKS[pk]),
+        QueryFilter::AtLeast(min) => col("A").ge(min),
+    }
+}
+
+fn run(options: MemOptions, ops: &[Op]) -> Result<(), TestCaseError> {
+    let engine = MemEngine::with_options(options);
+    let mut model = Model::default();
+    block_on(engine.create_table(T)).expect("create");
+    for op in ops {
+        match op {
+            Op::Write { pk, write } => {
+                let pk = PKS[*pk];
+                let result = block_on(engine.write(T, &model.op(pk, write)));
+                match (model.check(pk, write), result) {
+                    (None, Ok(outcome)) => {
+                        prop_assert_eq!(outcome.etag.is_none(), write.mode == Mode::Delete);
+                        model.apply(pk, write, outcome.etag);
+                    }
+                    (Some(kind), Err(err)) => prop_assert_eq!(err.kind(), kind),
+                    (expected, got) => {
+                        prop_assert!(false, "{op:?}: model {expected:?}, engine {got:?}")
+                    }
+                }
+            }
+            Op::Batch { pk, writes } => {
+                let pk = PKS[*pk];
+                let wops: Vec<WriteOp> = writes.iter().map(|w| model.op(pk, w)).collect();
+                let result = block_on(engine.submit_batch(T, &wops));
+                let failure = writes
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, w)| model.check(pk, w).map(|kind| (i, kind)));
+                match (failure, result) {
+                    (None, Ok(outcomes)) => {
+                        prop_assert_eq!(outcomes.len(), writes.len());
+                        for (w, outcome) in writes.iter().zip(outcomes) {
+                            model.apply(pk, w, outcome.etag);
+                        }
+                    }
+                    (Some((index, kind)), Err(err)) => {
+                        prop_assert_eq!(err.kind(), kind);
+                        prop_assert_eq!(err.batch_index(), Some(index));
+                    }
+                    (expected, got) => {
+                        prop_assert!(false, "{op:?}: model {expected:?}, engine {got:?}")
+                    }
+                }
+            }
+            Op::Get { pk, rk } => {
+                let (pk, rk) = (PKS[*pk], RKS[*rk]);
+                let got =
+                    block_on(engine.get_entity(T, &EntityKey::new(pk, rk), None)).expect("get");
+                let want = model.rows.get(&key(pk, rk));
+                match (want, got) {
+                    (None, None) => {}
+                    (Some(row), Some(e)) => {
+                        prop_assert_eq!(entity_props(&e), sorted(row.props.clone()));
+                        prop_assert_eq!(e.etag.as_ref(), Some(&row.etag));
+                    }
+                    (want, got) => prop_assert!(false, "get: model {want:?}, engine {got:?}"),
+                }
+            }
+            Op::Query { top, filter } => {
+                let mut spec = QuerySpec::new();
+                spec.top = *top;
+                spec.filter = filter.map(filter_of);
+                let mut got = Vec::new();
+                let mut token = None;
+                let mut pages = 0;
+                loop {
+                    let page = block_on(engine.query(T, &spec, token.as_ref())).expect("query");
+                    let limit = top.unwrap_or(1000).min(engine.options().page_size) as usize;
+                    prop_assert!(page.items.len() <= limit);
+                    got.extend(page.items);
+                    token = page.continuation;
+                    pages += 1;
+                    prop_assert!(pages <= 100, "paging does not end");
+                    if token.is_none() {
+                        break;
+                    }
+                }
+                let want: Vec<Listed> = model
+                    .rows
+                    .values()
+                    .filter(|r| Model::matches(r, *filter))
+                    .map(|r| (r.pk.clone(), r.rk.clone(), sorted(r.props.clone())))
+                    .collect();
+                let got: Vec<Listed> = got
+                    .iter()
+                    .map(|e| (e.partition_key.clone(), e.row_key.clone(), entity_props(e)))
+                    .collect();
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_agrees_with_the_model(
+        page_size in 1..4u32,
+        break_at_partition_boundaries in any::<bool>(),
+        ops in prop::collection::vec(op_strategy(), 1..40),
+    ) {
+        let options = MemOptions { page_size, break_at_partition_boundaries };
+        run(options, &ops)?;
+    }
+}

@@ -1,0 +1,315 @@
+//! Create, read, delete; keys; value round trips.
+
+use crate::prelude::*;
+
+fn every_type() -> DynamicEntity {
+    DynamicEntity::new("p", "r")
+        .with("S", "hello")
+        .with("I", Value::Int32(42))
+        .with("L", Value::Int64(9_007_199_254_740_993))
+        .with("D", Value::Double(1.5))
+        .with("B", Value::Boolean(true))
+        .with("T", Value::DateTime(dt(TICKS_2024 + 1_234_567)))
+        .with(
+            "G",
+            Value::Guid(Uuid::from_u128(0xc9da6455_213d_42c9_9a79_3e9149a57833)),
+        )
+        .with("Bin", Value::Binary(vec![1, 2, 3, 0, 255]))
+}
+
+/// An inserted entity reads back (by get and by query) with every Edm type intact,
+/// plus a Timestamp and an ETag.
+pub async fn insert_then_read_round_trips_every_type(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let entity = every_type();
+    engine
+        .write(&table, &WriteOp::Insert(entity.clone()))
+        .await?;
+    let got = get(engine, &table, "p", "r")
+        .await?
+        .expect("the inserted entity exists");
+    assert_eq!(got.key(), entity.key());
+    assert_eq!(props(&got), props(&entity), "get returns every property");
+    expect_system_properties(&got, "get");
+    let rows = all_rows(engine, &table).await?;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        props(&rows[0]),
+        props(&entity),
+        "query returns every property"
+    );
+    expect_system_properties(&rows[0], "query");
+    Ok(())
+}
+
+/// Inserting a key that exists fails with `EntityAlreadyExists` (409) and leaves the
+/// stored entity unchanged.
+pub async fn insert_existing_entity_conflicts(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let first = DynamicEntity::new("p", "r").with("V", 1);
+    engine
+        .write(&table, &WriteOp::Insert(first.clone()))
+        .await?;
+    let before = get(engine, &table, "p", "r").await?;
+    let err = expect_kind(
+        engine
+            .write(
+                &table,
+                &WriteOp::Insert(DynamicEntity::new("p", "r").with("V", 2)),
+            )
+            .await,
+        ErrorKind::EntityAlreadyExists,
+        "second insert",
+    );
+    expect_service(&err, 409, "EntityAlreadyExists", "second insert");
+    assert_eq!(get(engine, &table, "p", "r").await?, before, "unchanged");
+    Ok(())
+}
+
+/// Reading an absent key is `Ok(None)`, not an error.
+pub async fn get_missing_entity_returns_none(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    engine
+        .write(&table, &WriteOp::Insert(DynamicEntity::new("p", "r")))
+        .await?;
+    assert_eq!(get(engine, &table, "p", "x").await?, None);
+    assert_eq!(get(engine, &table, "x", "r").await?, None);
+    Ok(())
+}
+
+/// Keys compare exactly: case and trailing spaces make different entities.
+pub async fn keys_are_case_sensitive_and_exact(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    for (i, rk) in ["a", "A", "a "].into_iter().enumerate() {
+        let e = DynamicEntity::new("p", rk).with("I", Value::Int32(i as i32));
+        engine.write(&table, &WriteOp::Insert(e)).await?;
+    }
+    for (i, rk) in ["a", "A", "a "].into_iter().enumerate() {
+        let got = get(engine, &table, "p", rk)
+            .await?
+            .expect("each key exists");
+        assert_eq!(got.get("I"), Some(&Value::Int32(i as i32)), "RowKey {rk:?}");
+    }
+    assert_eq!(
+        get(engine, &table, "P", "a").await?,
+        None,
+        "PartitionKey case"
+    );
+    assert_eq!(all_rows(engine, &table).await?.len(), 3);
+    Ok(())
+}
+
+/// Empty PartitionKey and RowKey are valid keys.
+pub async fn empty_keys_are_allowed(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    engine
+        .write(
+            &table,
+            &WriteOp::Insert(DynamicEntity::new("", "").with("A", 1)),
+        )
+        .await?;
+    engine
+        .write(&table, &WriteOp::Insert(DynamicEntity::new("", "r")))
+        .await?;
+    assert!(get(engine, &table, "", "").await?.is_some());
+    let rows = all_rows(engine, &table).await?;
+    assert_eq!(
+        keys(&rows),
+        vec![
+            (String::new(), String::new()),
+            (String::new(), "r".to_owned())
+        ]
+    );
+    Ok(())
+}
+
+/// Keys with non-ASCII characters, quotes and spaces round-trip through write, get,
+/// filter and delete.
+pub async fn unusual_but_valid_keys_round_trip(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let keys_in = [
+        ("día 1 ✓", "O'Brien"),
+        ("😀", "a''b"),
+        ("p+q=r&s", "50% off, ok; (yes)!"),
+        ("€$@:~*", "\u{FFFD}\u{1F600}"),
+    ];
+    for (pk, rk) in keys_in {
+        let e = DynamicEntity::new(pk, rk).with("Pk", pk).with("Rk", rk);
+        engine.write(&table, &WriteOp::Insert(e)).await?;
+    }
+    for (pk, rk) in keys_in {
+        let got = get(engine, &table, pk, rk).await?.expect("entity exists");
+        assert_eq!(got.get("Pk"), Some(&s(pk)));
+        assert_eq!(got.get("Rk"), Some(&s(rk)));
+        let found = keys_matching(engine, &table, Filter::point(pk, rk)).await?;
+        assert_eq!(found, vec![(pk.to_owned(), rk.to_owned())], "point filter");
+        engine
+            .write(
+                &table,
+                &WriteOp::Delete {
+                    key: EntityKey::new(pk, rk),
+                    if_match: IfMatch::Any,
+                },
+            )
+            .await?;
+    }
+    assert!(all_rows(engine, &table).await?.is_empty(), "all deleted");
+    Ok(())
+}
+
+/// Keys containing `/ \ # ?` or control characters fail with `InvalidKey`, for
+/// writes and reads, and nothing is written.
+pub async fn invalid_key_characters_are_rejected(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    for bad in [
+        "a/b", "a\\b", "a#b", "a?b", "\u{0}", "a\u{1F}", "\u{7F}", "x\u{9F}",
+    ] {
+        for (pk, rk) in [(bad, "r"), ("p", bad)] {
+            let e = DynamicEntity::new(pk, rk);
+            let what = format!("key ({pk:?}, {rk:?})");
+            for op in crate::tables::every_mode(&e) {
+                expect_kind(
+                    engine.write(&table, &op).await,
+                    ErrorKind::InvalidKey,
+                    &format!("{what} {:?}", op.mode()),
+                );
+            }
+            expect_kind(
+                engine.get_entity(&table, &e.key(), None).await,
+                ErrorKind::InvalidKey,
+                &format!("get {what}"),
+            );
+        }
+    }
+    assert!(
+        all_rows(engine, &table).await?.is_empty(),
+        "nothing written"
+    );
+    Ok(())
+}
+
+/// Keys far above the 1 KiB limit fail with `InvalidKey`; long keys under it work.
+pub async fn overlong_keys_are_rejected(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let ok = "k".repeat(250);
+    engine
+        .write(
+            &table,
+            &WriteOp::Insert(DynamicEntity::new(ok.as_str(), ok.as_str())),
+        )
+        .await?;
+    let long = "k".repeat(3000);
+    for (pk, rk) in [(long.as_str(), "r"), ("p", long.as_str())] {
+        expect_kind(
+            engine
+                .write(&table, &WriteOp::Insert(DynamicEntity::new(pk, rk)))
+                .await,
+            ErrorKind::InvalidKey,
+            "3000-character key",
+        );
+    }
+    assert_eq!(all_rows(engine, &table).await?.len(), 1);
+    Ok(())
+}
+
+/// Extreme and special values round-trip exactly: Int32/Int64 bounds, DateTime
+/// MIN/MAX, NaN, ±infinity, -0.0, empty string and empty binary.
+pub async fn extreme_values_round_trip(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let e = DynamicEntity::new("p", "r")
+        .with("I32Min", Value::Int32(i32::MIN))
+        .with("I32Max", Value::Int32(i32::MAX))
+        .with("I64Min", Value::Int64(i64::MIN))
+        .with("I64Max", Value::Int64(i64::MAX))
+        .with("DtMin", Value::DateTime(DateTime::MIN))
+        .with("DtMax", Value::DateTime(DateTime::MAX))
+        .with("PosInf", Value::Double(f64::INFINITY))
+        .with("NegInf", Value::Double(f64::NEG_INFINITY))
+        .with("Tiny", Value::Double(f64::MIN_POSITIVE))
+        .with("Huge", Value::Double(f64::MAX))
+        .with("Empty", s(""))
+        .with("EmptyBin", Value::Binary(Vec::new()))
+        .with("False", Value::Boolean(false))
+        .with("NilGuid", Value::Guid(Uuid::nil()))
+        .with("NaN", Value::Double(f64::NAN))
+        .with("NegZero", Value::Double(-0.0));
+    engine.write(&table, &WriteOp::Insert(e.clone())).await?;
+    let from_get = get(engine, &table, "p", "r").await?.expect("exists");
+    let from_query = all_rows(engine, &table).await?.remove(0);
+    for got in [from_get, from_query] {
+        let mut expected = props(&e);
+        let mut actual = props(&got);
+        let nan = actual.remove("NaN");
+        assert!(
+            matches!(nan, Some(Value::Double(x)) if x.is_nan()),
+            "NaN round-trips, got {nan:?}"
+        );
+        let zero = actual.remove("NegZero");
+        assert!(
+            matches!(zero, Some(Value::Double(x)) if x == 0.0 && x.is_sign_negative()),
+            "-0.0 keeps its sign, got {zero:?}"
+        );
+        expected.remove("NaN");
+        expected.remove("NegZero");
+        assert_eq!(actual, expected);
+    }
+    Ok(())
+}
+
+/// Delete removes the entity from gets and queries; deleting it again fails with
+/// `EntityNotFound`.
+pub async fn delete_removes_entity(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    for rk in ["a", "b"] {
+        engine
+            .write(&table, &WriteOp::Insert(DynamicEntity::new("p", rk)))
+            .await?;
+    }
+    let delete = WriteOp::Delete {
+        key: EntityKey::new("p", "a"),
+        if_match: IfMatch::Any,
+    };
+    let outcome = engine.write(&table, &delete).await?;
+    assert_eq!(outcome.etag, None, "a delete returns no ETag");
+    assert_eq!(get(engine, &table, "p", "a").await?, None);
+    assert_eq!(
+        keys(&all_rows(engine, &table).await?),
+        vec![("p".to_owned(), "b".to_owned())]
+    );
+    expect_kind(
+        engine.write(&table, &delete).await,
+        ErrorKind::EntityNotFound,
+        "second delete",
+    );
+    Ok(())
+}
+
+/// A deleted key can be inserted again, as a new entity with only its new
+/// properties.
+pub async fn deleted_key_can_be_inserted_again(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    engine
+        .write(
+            &table,
+            &WriteOp::Insert(DynamicEntity::new("p", "r").with("Old", 1)),
+        )
+        .await?;
+    engine
+        .write(
+            &table,
+            &WriteOp::Delete {
+                key: EntityKey::new("p", "r"),
+                if_match: IfMatch::Any,
+            },
+        )
+        .await?;
+    engine
+        .write(
+            &table,
+            &WriteOp::Insert(DynamicEntity::new("p", "r").with("New", 2)),
+        )
+        .await?;
+    let got = get(engine, &table, "p", "r").await?.expect("re-inserted");
+    assert_eq!(props(&got), props_of([("New", Value::Int32(2))]));
+    Ok(())
+}

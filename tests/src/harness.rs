@@ -1,0 +1,155 @@
+//! What a scenario is given: a [`Ctx`] with unique table names and the backend's
+//! [`Capabilities`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tables_core::{Engine, Result};
+
+/// Where a backend knowingly differs from the Azure Table service.
+///
+/// Every scenario checks Azure's behaviour. A backend that differs on purpose (for
+/// example Azurite, which has no property-count limit) declares it here, and the
+/// scenarios that depend on the rule check the backend's documented behaviour
+/// instead or skip that part. Scenarios branch on these flags only, never on which
+/// backend runs them. [`Capabilities::azure`] (the [`Default`]) has every flag set;
+/// the mem engine runs with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The backend rejects entities with more than 252 properties, property values
+    /// above 64 KiB, entities above 1 MiB and invalid property names.
+    pub enforces_property_limits: bool,
+    /// The backend rejects a batch whose operations span two PartitionKeys.
+    pub enforces_same_partition_in_batch: bool,
+    /// Filters compare values of the same Edm type only (an Int32 property never
+    /// matches an Int64 or Double literal). Azurite coerces.
+    pub strict_filter_typing: bool,
+    /// DateTime filters compare at 100 ns precision. Azurite truncates to
+    /// milliseconds.
+    pub datetime_filter_precision_100ns: bool,
+}
+
+impl Capabilities {
+    /// The Azure Table service: every rule enforced.
+    pub const fn azure() -> Capabilities {
+        Capabilities {
+            enforces_property_limits: true,
+            enforces_same_partition_in_batch: true,
+            strict_filter_typing: true,
+            datetime_filter_precision_100ns: true,
+        }
+    }
+}
+
+impl Default for Capabilities {
+    fn default() -> Capabilities {
+        Capabilities::azure()
+    }
+}
+
+/// A run-wide nonce, so that two runs against one shared endpoint never reuse a
+/// table name.
+fn run_nonce() -> &'static str {
+    static NONCE: OnceLock<String> = OnceLock::new();
+    NONCE.get_or_init(|| {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mixed = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
+        format!("{:08x}", mixed & 0xffff_ffff)
+    })
+}
+
+/// The context of one scenario run: its name, the backend's capabilities and the
+/// tables it created (so they can be dropped afterwards on a shared endpoint).
+#[derive(Debug)]
+pub struct Ctx {
+    scenario: String,
+    capabilities: Capabilities,
+    prefix: String,
+    tables: Mutex<Vec<String>>,
+}
+
+impl Ctx {
+    /// A context for the scenario `scenario` on a backend with `capabilities`.
+    pub fn new(scenario: &str, capabilities: Capabilities) -> Ctx {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tail: String = scenario
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(24)
+            .collect();
+        Ctx {
+            scenario: scenario.to_owned(),
+            capabilities,
+            prefix: format!("c{}n{n}{tail}", run_nonce()),
+            tables: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The scenario's name.
+    pub fn scenario(&self) -> &str {
+        &self.scenario
+    }
+
+    /// The backend's capabilities.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    /// A prefix unique to this scenario run, itself a valid table name (at most 44
+    /// characters, so suffixes fit within the 63-character limit).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// A table name unique to this scenario run: the prefix plus `suffix`
+    /// (alphanumeric). The name is remembered for [`Ctx::cleanup`].
+    pub fn table_name(&self, suffix: &str) -> String {
+        let name = format!("{}{suffix}", self.prefix);
+        self.remember(&name);
+        name
+    }
+
+    /// Remembers a table name created outside [`Ctx::table_name`] for cleanup.
+    pub fn remember(&self, name: &str) {
+        if let Ok(mut tables) = self.tables.lock() {
+            tables.push(name.to_owned());
+        }
+    }
+
+    /// Creates the scenario's main table and returns its name.
+    ///
+    /// # Errors
+    ///
+    /// The engine's error if the table cannot be created.
+    pub async fn create_table(&self, engine: &dyn Engine) -> Result<String> {
+        self.create_named(engine, "t").await
+    }
+
+    /// Creates the table [`Ctx::table_name`]`(suffix)` and returns its name.
+    ///
+    /// # Errors
+    ///
+    /// The engine's error if the table cannot be created.
+    pub async fn create_named(&self, engine: &dyn Engine, suffix: &str) -> Result<String> {
+        let name = self.table_name(suffix);
+        engine.create_table(&name).await?;
+        Ok(name)
+    }
+
+    /// Deletes, best effort, every table this context named. Errors (for example
+    /// tables a scenario already deleted) are ignored.
+    pub async fn cleanup(&self, engine: &dyn Engine) {
+        let names = self
+            .tables
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        for name in names {
+            let _ = engine.delete_table(&name).await;
+        }
+    }
+}

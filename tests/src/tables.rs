@@ -1,0 +1,251 @@
+//! Table lifecycle: create, list (prefix, paging), delete, missing and deleted tables,
+//! table-name rules.
+
+use crate::prelude::*;
+
+/// A created table is listed under its name, with the case it was created with.
+pub async fn create_table_is_listed_with_its_case(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let name = ctx.table_name("MiXed");
+    engine.create_table(&name).await?;
+    let listed = list_all_tables(engine, ctx.prefix(), None).await?;
+    assert_eq!(listed, vec![name], "the new table, case preserved");
+    Ok(())
+}
+
+/// Creating a table whose name differs only in case from an existing one fails with
+/// `TableAlreadyExists` (409), and leaves one table.
+pub async fn create_table_twice_in_any_case_conflicts(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    let name = ctx.create_named(engine, "dup").await?;
+    let err = expect_kind(
+        engine.create_table(&name).await,
+        ErrorKind::TableAlreadyExists,
+        "same name",
+    );
+    expect_service(&err, 409, "TableAlreadyExists", "same name");
+    let upper = name.to_uppercase();
+    ctx.remember(&upper);
+    expect_kind(
+        engine.create_table(&upper).await,
+        ErrorKind::TableAlreadyExists,
+        "upper-cased name",
+    );
+    let listed = list_all_tables(engine, ctx.prefix(), None).await?;
+    assert_eq!(listed, vec![name], "still exactly one table");
+    Ok(())
+}
+
+/// Entity operations address a table case-insensitively.
+pub async fn table_names_are_case_insensitive_for_entities(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    let name = ctx.create_named(engine, "Case").await?;
+    let lower = name.to_lowercase();
+    let upper = name.to_uppercase();
+    engine
+        .write(
+            &lower,
+            &WriteOp::Insert(DynamicEntity::new("p", "r").with("A", 1)),
+        )
+        .await?;
+    let got = get(engine, &upper, "p", "r").await?;
+    assert!(
+        got.is_some(),
+        "entity written via {lower} is read via {upper}"
+    );
+    assert_eq!(all_rows(engine, &name).await?.len(), 1);
+    Ok(())
+}
+
+/// Names the service rejects fail with `InvalidTableName` and create nothing.
+pub async fn invalid_table_names_are_rejected(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let prefix = ctx.prefix();
+    let too_long = format!("{prefix}{}", "x".repeat(64 - prefix.len()));
+    let bad = [
+        String::new(),
+        "ab".to_owned(),
+        format!("1{prefix}"),
+        format!("{prefix}-x"),
+        format!("{prefix}_x"),
+        format!("{prefix} x"),
+        format!("{prefix}é"),
+        too_long,
+        "tables".to_owned(),
+        "Tables".to_owned(),
+    ];
+    for name in &bad {
+        expect_kind(
+            engine.create_table(name).await,
+            ErrorKind::InvalidTableName,
+            &format!("create_table({name:?})"),
+        );
+    }
+    assert!(
+        list_all_tables(engine, prefix, None).await?.is_empty(),
+        "no table was created"
+    );
+    Ok(())
+}
+
+/// A 63-character name is the longest accepted.
+pub async fn table_name_of_63_characters_is_accepted(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let prefix = ctx.prefix();
+    let name = format!("{prefix}{}", "y".repeat(63 - prefix.len()));
+    ctx.remember(&name);
+    engine.create_table(&name).await?;
+    let longer = format!("{name}y");
+    ctx.remember(&longer);
+    expect_kind(
+        engine.create_table(&longer).await,
+        ErrorKind::InvalidTableName,
+        "64 characters",
+    );
+    assert_eq!(list_all_tables(engine, prefix, None).await?, vec![name]);
+    Ok(())
+}
+
+/// Listing with a prefix returns exactly the tables starting with it, in name order.
+pub async fn list_tables_filters_by_prefix_in_order(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    for suffix in ["b", "ab", "a", "ba", "c"] {
+        ctx.create_named(engine, suffix).await?;
+    }
+    let p = ctx.prefix();
+    let b_tables = list_all_tables(engine, &format!("{p}b"), None).await?;
+    assert_eq!(b_tables, vec![format!("{p}b"), format!("{p}ba")]);
+    let all = list_all_tables(engine, p, None).await?;
+    let expected: Vec<String> = ["a", "ab", "b", "ba", "c"]
+        .iter()
+        .map(|s| format!("{p}{s}"))
+        .collect();
+    assert_eq!(all, expected, "every table of the prefix, in name order");
+    Ok(())
+}
+
+/// Table listing pages: pages of at most the page size, every table exactly once.
+pub async fn list_tables_pages_through_every_table(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let mut expected = Vec::new();
+    for i in 0..7 {
+        expected.push(ctx.create_named(engine, &format!("x{i}")).await?);
+    }
+    for page_size in [1, 2, 3, 1000] {
+        let listed = list_all_tables(engine, ctx.prefix(), Some(page_size)).await?;
+        assert_eq!(listed, expected, "page size {page_size}");
+    }
+    let first = engine
+        .list_tables(&ListTablesOptions {
+            prefix: Some(ctx.prefix().to_owned()),
+            page_size: Some(2),
+            continuation: None,
+        })
+        .await?;
+    assert!(
+        first.continuation.is_some(),
+        "7 tables with page size 2 need a continuation after the first page"
+    );
+    Ok(())
+}
+
+/// A table page size outside 1 to 1,000 fails with `InvalidQuery`.
+pub async fn list_tables_page_size_out_of_range_is_invalid(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    for page_size in [0, 1001] {
+        let options = ListTablesOptions {
+            prefix: Some(ctx.prefix().to_owned()),
+            page_size: Some(page_size),
+            continuation: None,
+        };
+        expect_kind(
+            engine.list_tables(&options).await,
+            ErrorKind::InvalidQuery,
+            &format!("page size {page_size}"),
+        );
+    }
+    Ok(())
+}
+
+/// Every operation on a table that never existed fails with `TableNotFound`.
+pub async fn operations_on_missing_table_fail(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.table_name("never");
+    check_table_gone(engine, &table).await;
+    expect_kind(
+        engine.delete_table(&table).await,
+        ErrorKind::TableNotFound,
+        "delete_table",
+    );
+    Ok(())
+}
+
+/// After `delete_table`, the table is not listed and every operation on it fails
+/// with `TableNotFound`.
+pub async fn deleted_table_is_gone(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    engine
+        .write(&table, &WriteOp::Insert(DynamicEntity::new("p", "r")))
+        .await?;
+    engine.delete_table(&table).await?;
+    assert!(list_all_tables(engine, ctx.prefix(), None)
+        .await?
+        .is_empty());
+    check_table_gone(engine, &table).await;
+    expect_kind(
+        engine.delete_table(&table).await,
+        ErrorKind::TableNotFound,
+        "second delete_table",
+    );
+    Ok(())
+}
+
+async fn check_table_gone(engine: &dyn Engine, table: &str) {
+    let key = EntityKey::new("p", "r");
+    let entity = DynamicEntity::new("p", "r").with("A", 1);
+    expect_kind(
+        engine.get_entity(table, &key, None).await,
+        ErrorKind::TableNotFound,
+        "get_entity",
+    );
+    expect_kind(
+        engine.query(table, &QuerySpec::new(), None).await,
+        ErrorKind::TableNotFound,
+        "query",
+    );
+    for op in every_mode(&entity) {
+        expect_kind(
+            engine.write(table, &op).await,
+            ErrorKind::TableNotFound,
+            &format!("write {:?}", op.mode()),
+        );
+    }
+    expect_kind(
+        engine
+            .submit_batch(table, &[WriteOp::Insert(entity.clone())])
+            .await,
+        ErrorKind::TableNotFound,
+        "submit_batch",
+    );
+}
+
+/// One operation of each of the six write modes on `entity`'s key.
+pub fn every_mode(entity: &DynamicEntity) -> Vec<WriteOp> {
+    vec![
+        WriteOp::Insert(entity.clone()),
+        WriteOp::Replace {
+            entity: entity.clone(),
+            if_match: IfMatch::Any,
+        },
+        WriteOp::Merge {
+            entity: entity.clone(),
+            if_match: IfMatch::Any,
+        },
+        WriteOp::UpsertReplace(entity.clone()),
+        WriteOp::UpsertMerge(entity.clone()),
+        WriteOp::Delete {
+            key: entity.key(),
+            if_match: IfMatch::Any,
+        },
+    ]
+}

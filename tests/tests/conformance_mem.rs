@@ -1,0 +1,39 @@
+//! The conformance suite on the in-memory engine, with its default paging and with
+//! the shortest pages (one entity, ending at every partition boundary).
+
+use tables_mem::{MemEngine, MemOptions};
+use tables_tests::Capabilities;
+
+/// The mem engine as configured by default: pages of up to 1,000 entities.
+mod mem_default {
+    use super::*;
+
+    tables_tests::conformance_suite!(MemEngine::new(), Capabilities::azure());
+}
+
+/// The mem engine returning one entity per page and breaking pages at partition
+/// boundaries, so every scenario also exercises continuation.
+mod mem_page_size_1 {
+    use super::*;
+
+    tables_tests::conformance_suite!(
+        MemEngine::with_options(MemOptions {
+            page_size: 1,
+            break_at_partition_boundaries: true,
+        }),
+        Capabilities::azure()
+    );
+}
+
+#[test]
+fn the_suite_has_at_least_60_scenarios() {
+    let mut names = tables_tests::SCENARIOS.to_vec();
+    assert!(names.len() >= 60, "{} scenarios", names.len());
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        tables_tests::SCENARIOS.len(),
+        "names are unique"
+    );
+}
