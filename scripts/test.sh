@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# The whole test suite of the `tables` workspace, with all of its set-up.
+#
+#   scripts/test.sh
+#
+# Steps: rustfmt check, clippy (-D warnings), install the pinned Azurite from npm
+# (tools/azurite/package-lock.json), start it on a free 127.0.0.1 port, run every
+# test target and the doc tests with TABLES_TEST_AZURITE_URL pointing at it, run
+# every example, stop Azurite (always, also on Ctrl-C), print a summary.
+#
+# With CI=true a missing or broken Azurite fails the run; elsewhere the run goes on
+# with a loud warning and the Azurite tests report themselves as skipped.
+#
+# Environment:
+#   CI                       `true` (or 1/yes): Azurite is required.
+#   CARGO_TARGET_DIR         honoured as usual.
+#   TABLES_AZURITE_TIMEOUT   seconds to wait for Azurite to answer (default 60).
+#   TABLES_EXAMPLE_TIMEOUT   seconds each example may run (default 300).
+#   TABLES_TEST_TIMEOUT      seconds each cargo test step may run, build included
+#                            (default 1200): a hung test fails the run, not hangs it.
+
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+
+AZURITE_DIR="$ROOT/tools/azurite"
+AZURITE_BIN="$AZURITE_DIR/node_modules/.bin/azurite-table"
+AZURITE_ACCOUNT="devstoreaccount1"
+AZURITE_TIMEOUT="${TABLES_AZURITE_TIMEOUT:-60}"
+EXAMPLE_TIMEOUT="${TABLES_EXAMPLE_TIMEOUT:-300}"
+TEST_TIMEOUT="${TABLES_TEST_TIMEOUT:-1200}"
+EXAMPLES_PACKAGE="tables-examples"
+
+case "${CI:-}" in
+    true | TRUE | True | 1 | yes | YES) IS_CI=1 ;;
+    *) IS_CI=0 ;;
+esac
+
+WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/tables-test.XXXXXX")" || exit 1
+AZURITE_PID=""
+AZURITE_LOG=""
+FAILED=0
+KEEP_WORK_DIR=0
+RUN_START=$SECONDS
+SUMMARY=()
+
+# ---------------------------------------------------------------------------
+# Output helpers
+
+say() { printf '\n==> %s\n' "$*"; }
+
+warn() {
+    printf '\n' >&2
+    printf '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n' >&2
+    printf '!!! WARNING: %s\n' "$@" >&2
+    printf '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n' >&2
+}
+
+record() { # record <PASS|FAIL|SKIP|WARN> <step> <seconds>
+    SUMMARY+=("$(printf '%-5s %-44s %5ss' "$1" "$2" "$3")")
+    if [ "$1" = FAIL ]; then FAILED=1; fi
+}
+
+step() { # step <name> <command...>: runs the command, records the result
+    local name="$1"
+    shift
+    say "$name: $*"
+    local start=$SECONDS rc=0
+    "$@" </dev/null || rc=$?
+    local took=$((SECONDS - start))
+    if [ "$rc" -eq 0 ]; then
+        record PASS "$name" "$took"
+    else
+        printf '\n--- step "%s" failed (exit %s) after %ss\n' "$name" "$rc" "$took" >&2
+        record FAIL "$name" "$took"
+    fi
+    return "$rc"
+}
+
+# Azurite trouble: a failure under CI, a loud warning elsewhere.
+azurite_trouble() { # azurite_trouble <step> <seconds> <message>
+    if [ "$IS_CI" -eq 1 ]; then
+        printf '\nERROR: %s (CI=true: Azurite is required, this is a failure)\n' "$3" >&2
+        record FAIL "$1" "$2"
+    else
+        warn "$3" \
+            "Continuing WITHOUT Azurite: the Azurite tests will be SKIPPED." \
+            "This run proves nothing about the remote engine. Under CI=true this fails."
+        record WARN "$1 (skipped remote tests)" "$2"
+        KEEP_WORK_DIR=1
+    fi
+}
+
+# ---------------------------------------------------------------------------
+# Clean-up: always stop Azurite; keep the logs when something failed.
+
+stop_azurite() {
+    [ -n "$AZURITE_PID" ] || return 0
+    if kill -0 "$AZURITE_PID" 2>/dev/null; then
+        kill -TERM "$AZURITE_PID" 2>/dev/null
+        local i
+        for i in $(seq 1 50); do
+            kill -0 "$AZURITE_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$AZURITE_PID" 2>/dev/null; then
+            kill -KILL "$AZURITE_PID" 2>/dev/null
+        fi
+    fi
+    wait "$AZURITE_PID" 2>/dev/null
+    AZURITE_PID=""
+}
+
+cleanup() {
+    local rc=$?
+    # A child forked for a background command that is signalled before it execs
+    # still runs this trap: only the script itself may clean up.
+    [ "$BASHPID" = "$$" ] || exit "$rc"
+    trap - EXIT INT TERM
+    stop_azurite
+    if [ "$FAILED" -ne 0 ] || [ "$rc" -ne 0 ] || [ "$KEEP_WORK_DIR" -ne 0 ]; then
+        if [ -n "$AZURITE_LOG" ] && [ -s "$AZURITE_LOG" ]; then
+            printf '\n--- Azurite log (%s), last 40 lines:\n' "$AZURITE_LOG" >&2
+            tail -n 40 "$AZURITE_LOG" >&2
+        fi
+        printf '\nLogs kept in %s\n' "$WORK_DIR" >&2
+    else
+        rm -rf "$WORK_DIR"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'printf "\ninterrupted\n" >&2; exit 130' INT
+trap 'printf "\nterminated\n" >&2; exit 143' TERM
+
+# ---------------------------------------------------------------------------
+# Azurite
+
+# Prints a port that was free on 127.0.0.1 a moment ago.
+free_port() {
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()' && return 0
+    fi
+    local port i
+    for i in $(seq 1 50); do
+        port=$((20000 + RANDOM % 30000))
+        # A refused connection means nobody listens there.
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    return 1
+}
+
+lock_digest() {
+    cat "$AZURITE_DIR/package.json" "$AZURITE_DIR/package-lock.json" | sha256sum | cut -d' ' -f1
+}
+
+# npm ci from the lockfile, unless node_modules already holds exactly that install.
+install_azurite() {
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        echo "node and npm are needed to install Azurite (node 18 or later)" >&2
+        return 1
+    fi
+    echo "node $(node --version), npm $(npm --version)"
+    local stamp="$AZURITE_DIR/node_modules/.tables-lock-digest"
+    if [ -x "$AZURITE_BIN" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(lock_digest)" ]; then
+        echo "tools/azurite/node_modules already matches package-lock.json; not reinstalling"
+        return 0
+    fi
+    # A throw-away npm cache: nothing is cached outside the repository.
+    (cd "$AZURITE_DIR" && npm ci --no-audit --no-fund --cache "$WORK_DIR/npm-cache") || return 1
+    rm -rf "$WORK_DIR/npm-cache"
+    [ -x "$AZURITE_BIN" ] || {
+        echo "npm ci succeeded but $AZURITE_BIN is missing" >&2
+        return 1
+    }
+    lock_digest >"$stamp"
+}
+
+# Starts azurite-table on a free port; sets AZURITE_PID and AZURITE_PORT.
+start_azurite() {
+    local attempt port deadline
+    for attempt in 1 2 3 4 5; do
+        port="$(free_port)" || {
+            echo "could not find a free port on 127.0.0.1" >&2
+            return 1
+        }
+        AZURITE_LOG="$WORK_DIR/azurite-$attempt.log"
+        echo "starting azurite-table on 127.0.0.1:$port (attempt $attempt, log $AZURITE_LOG)"
+        "$AZURITE_BIN" --inMemoryPersistence --disableTelemetry \
+            --tableHost 127.0.0.1 --tablePort "$port" \
+            >"$AZURITE_LOG" 2>&1 </dev/null &
+        AZURITE_PID=$!
+        deadline=$((SECONDS + AZURITE_TIMEOUT))
+        while :; do
+            sleep 0.25
+            if ! kill -0 "$AZURITE_PID" 2>/dev/null; then
+                break # exited: port taken or a crash; the log says which
+            fi
+            if grep -q "successfully started" "$AZURITE_LOG" 2>/dev/null &&
+                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                AZURITE_PORT="$port"
+                echo "Azurite $(azurite_version) answers on 127.0.0.1:$port"
+                return 0
+            fi
+            [ "$SECONDS" -lt "$deadline" ] || break
+        done
+        if kill -0 "$AZURITE_PID" 2>/dev/null; then
+            echo "Azurite did not answer within ${AZURITE_TIMEOUT}s" >&2
+            stop_azurite
+            return 1
+        fi
+        stop_azurite
+        if grep -q "EADDRINUSE" "$AZURITE_LOG" 2>/dev/null; then
+            echo "port $port was taken meanwhile; trying another" >&2
+            continue
+        fi
+        echo "Azurite exited during start-up:" >&2
+        tail -n 20 "$AZURITE_LOG" >&2
+        return 1
+    done
+    echo "gave up after 5 port collisions" >&2
+    return 1
+}
+
+azurite_version() {
+    node -p 'require(process.argv[1]).version' "$AZURITE_DIR/node_modules/azurite/package.json" 2>/dev/null ||
+        echo "(unknown version)"
+}
+
+# ---------------------------------------------------------------------------
+# Examples
+
+# Lists the [[example]] targets of the examples package, one name per line.
+list_examples() {
+    local meta
+    meta="$(cargo metadata --no-deps --format-version 1)" || return 1
+    local script='
+const meta = JSON.parse(require("fs").readFileSync(0, "utf8"));
+for (const p of meta.packages) {
+  if (p.name !== process.argv[1]) continue;
+  for (const t of p.targets) if (t.kind.includes("example")) console.log(t.name);
+}'
+    if command -v python3 >/dev/null 2>&1; then
+        printf '%s' "$meta" | python3 -c '
+import json, sys
+meta = json.load(sys.stdin)
+for p in meta["packages"]:
+    if p["name"] == sys.argv[1]:
+        for t in p["targets"]:
+            if "example" in t["kind"]:
+                print(t["name"])' "$EXAMPLES_PACKAGE"
+    elif command -v node >/dev/null 2>&1; then
+        printf '%s' "$meta" | node -e "$script" "$EXAMPLES_PACKAGE"
+    else
+        echo "python3 or node is needed to read cargo metadata" >&2
+        return 1
+    fi
+}
+
+# limited <seconds> <command...>: the command, stopped (with its children) when it
+# runs longer, so a hung test cannot hold the run forever.
+limited() {
+    local seconds="$1"
+    shift
+    if command -v timeout >/dev/null 2>&1; then
+        local rc=0
+        timeout --kill-after=10 "$seconds" "$@" || rc=$?
+        if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+            echo "timed out after ${seconds}s: $*" >&2
+        fi
+        return "$rc"
+    fi
+    "$@"
+}
+
+run_example() {
+    limited "$EXAMPLE_TIMEOUT" cargo run --quiet -p "$EXAMPLES_PACKAGE" --example "$1"
+}
+
+# ---------------------------------------------------------------------------
+# The run
+
+printf 'tables test suite: %s (CI=%s)\n' "$ROOT" "${CI:-unset}"
+printf 'work dir: %s\n' "$WORK_DIR"
+
+step "rustfmt check" cargo fmt --all -- --check
+step "clippy -D warnings" cargo clippy --workspace --all-targets -- -D warnings
+
+# Azurite: install, start.
+unset TABLES_TEST_AZURITE_URL
+AZURITE_PORT=""
+say "install Azurite (tools/azurite, pinned by package-lock.json)"
+start=$SECONDS
+if install_azurite </dev/null; then
+    record PASS "install Azurite" "$((SECONDS - start))"
+    say "start Azurite"
+    start=$SECONDS
+    if start_azurite; then
+        record PASS "start Azurite" "$((SECONDS - start))"
+        export TABLES_TEST_AZURITE_URL="http://127.0.0.1:$AZURITE_PORT/$AZURITE_ACCOUNT"
+        echo "TABLES_TEST_AZURITE_URL=$TABLES_TEST_AZURITE_URL"
+    else
+        azurite_trouble "start Azurite" "$((SECONDS - start))" "Azurite failed to start"
+    fi
+else
+    azurite_trouble "install Azurite" "$((SECONDS - start))" "Azurite could not be installed from npm"
+fi
+
+step "cargo test (all targets)" limited "$TEST_TIMEOUT" cargo test --workspace --all-targets
+step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --doc
+
+say "discover examples of $EXAMPLES_PACKAGE"
+if examples="$(list_examples)" && [ -n "$examples" ]; then
+    while IFS= read -r example; do
+        step "example $example" run_example "$example"
+    done <<<"$examples"
+else
+    echo "no examples found in package $EXAMPLES_PACKAGE" >&2
+    record FAIL "discover examples" 0
+fi
+
+stop_azurite
+
+say "summary ($((SECONDS - RUN_START))s in all)"
+for line in "${SUMMARY[@]}"; do
+    printf '  %s\n' "$line"
+done
+if [ -n "${TABLES_TEST_AZURITE_URL:-}" ]; then
+    printf '  Azurite: %s at %s (stopped)\n' "$(azurite_version)" "$TABLES_TEST_AZURITE_URL"
+else
+    printf '  Azurite: NOT RUNNING; the Azurite tests were skipped\n'
+fi
+if [ "$FAILED" -ne 0 ]; then
+    printf '\nFAILED\n'
+    exit 1
+fi
+printf '\nOK\n'
+exit 0
