@@ -1,6 +1,7 @@
 //! `DynamicEntity`, the property bag every engine stores, and its key and ETag.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::datetime::DateTime;
 use crate::value::Value;
@@ -38,12 +39,12 @@ impl fmt::Display for EntityKey {
 /// An entity's version tag, as the service returns it (e.g.
 /// `W/"datetime'2026-11-21T22%3A27%3A39.1328500Z'"`). Opaque: compare, don't parse.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ETag(String);
+pub struct ETag(Arc<str>);
 
 impl ETag {
     /// Wraps an ETag string as received.
     pub fn new(value: impl Into<String>) -> ETag {
-        ETag(value.into())
+        ETag(Arc::from(value.into()))
     }
 
     /// The ETag as sent in `If-Match`.
@@ -66,7 +67,7 @@ impl ETag {
     /// ```
     pub fn from_timestamp(timestamp: DateTime) -> ETag {
         let encoded = timestamp.to_string().replace(':', "%3A");
-        ETag(format!("W/\"datetime'{encoded}'\""))
+        ETag::new(format!("W/\"datetime'{encoded}'\""))
     }
 }
 
@@ -102,7 +103,9 @@ pub struct DynamicEntity {
     pub timestamp: Option<DateTime>,
     /// The server's version tag; `None` before the entity was stored.
     pub etag: Option<ETag>,
-    properties: Vec<(String, Value)>,
+    // Names are shared (`Arc<str>`): cloning an entity, which every read of a stored
+    // entity does, then copies no name.
+    properties: Vec<(Arc<str>, Value)>,
 }
 
 impl DynamicEntity {
@@ -123,12 +126,12 @@ impl DynamicEntity {
     /// Sets a property, replacing any property of the same name in place. Returns the
     /// previous value.
     pub fn insert(&mut self, name: impl Into<String>, value: impl Into<Value>) -> Option<Value> {
-        let name = name.into();
+        let name: String = name.into();
         let value = value.into();
-        match self.properties.iter_mut().find(|(n, _)| *n == name) {
+        match self.properties.iter_mut().find(|(n, _)| **n == *name) {
             Some((_, slot)) => Some(std::mem::replace(slot, value)),
             None => {
-                self.properties.push((name, value));
+                self.properties.push((Arc::from(name), value));
                 None
             }
         }
@@ -145,13 +148,13 @@ impl DynamicEntity {
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.properties
             .iter()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| &**n == name)
             .map(|(_, v)| v)
     }
 
     /// Removes a property, returning its value.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
-        let index = self.properties.iter().position(|(n, _)| n == name)?;
+        let index = self.properties.iter().position(|(n, _)| &**n == name)?;
         Some(self.properties.remove(index).1)
     }
 
@@ -162,7 +165,7 @@ impl DynamicEntity {
 
     /// The user properties in order.
     pub fn properties(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> + '_ {
-        self.properties.iter().map(|(n, v)| (n.as_str(), v))
+        self.properties.iter().map(|(n, v)| (&**n, v))
     }
 
     /// Number of user properties.
