@@ -291,15 +291,24 @@ impl TryFrom<SystemTime> for DateTime {
     }
 }
 
+impl DateTime {
+    /// Writes the ISO 8601 wire form with `time_separator` between hours, minutes and
+    /// seconds (`:` for the value, `%3A` inside an ETag).
+    pub(crate) fn write_iso(self, out: &mut impl fmt::Write, time_separator: &str) -> fmt::Result {
+        let (year, month, day, hour, minute, second) = self.to_ymd_hms();
+        let sep = time_separator;
+        write!(
+            out,
+            "{year:04}-{month:02}-{day:02}T{hour:02}{sep}{minute:02}{sep}{second:02}.{:07}Z",
+            self.subsec_ticks()
+        )
+    }
+}
+
 impl fmt::Display for DateTime {
     /// The wire form: ISO 8601 in UTC with seven fractional digits and `Z`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (year, month, day, hour, minute, second) = self.to_ymd_hms();
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{:07}Z",
-            self.subsec_ticks()
-        )
+        self.write_iso(f, ":")
     }
 }
 

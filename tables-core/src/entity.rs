@@ -66,8 +66,14 @@ impl ETag {
     /// # Ok::<(), tables_core::Error>(())
     /// ```
     pub fn from_timestamp(timestamp: DateTime) -> ETag {
-        let encoded = timestamp.to_string().replace(':', "%3A");
-        ETag::new(format!("W/\"datetime'{encoded}'\""))
+        const PREFIX: &str = "W/\"datetime'";
+        const SUFFIX: &str = "'\"";
+        let mut text = String::with_capacity(PREFIX.len() + 32 + SUFFIX.len());
+        text.push_str(PREFIX);
+        // Writing into a String cannot fail.
+        let _ = timestamp.write_iso(&mut text, "%3A");
+        text.push_str(SUFFIX);
+        ETag(Arc::from(text))
     }
 }
 
