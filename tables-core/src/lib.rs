@@ -24,7 +24,10 @@ pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
-pub use query::{ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage, MAX_PAGE_SIZE};
+pub use query::{
+    validate_select, ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage,
+    MAX_PAGE_SIZE,
+};
 pub use value::{EdmType, Value};
 pub use write::{
     validate_batch, IfMatch, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,

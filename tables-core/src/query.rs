@@ -77,41 +77,64 @@ impl QuerySpec {
     /// filter breaks the service's filter rules (see [`Filter::validate`]).
     pub fn validate(&self) -> Result<()> {
         if let Some(top) = self.top {
-            if top == 0 || top > MAX_PAGE_SIZE {
-                return Err(Error::new(
-                    ErrorKind::InvalidQuery,
-                    format!("$top must be between 1 and {MAX_PAGE_SIZE}, got {top}; $top is a page size, use take(n) on the client to bound the total"),
-                ));
-            }
+            check_page_size(
+                top,
+                "$top",
+                "; $top is a page size, use take(n) on the client to bound the total",
+            )?;
         }
         if let Some(select) = &self.select {
-            if select.is_empty() {
-                return Err(Error::new(
-                    ErrorKind::InvalidQuery,
-                    "$select is empty; name at least one property or leave select unset",
-                ));
-            }
-            for (i, name) in select.iter().enumerate() {
-                if name.is_empty() {
-                    return Err(Error::new(
-                        ErrorKind::InvalidQuery,
-                        "$select names an empty property",
-                    ));
-                }
-                if select[..i].contains(name) {
-                    return Err(Error::new(
-                        ErrorKind::InvalidQuery,
-                        format!("$select names property {name:?} twice"),
-                    )
-                    .with_property(name.clone()));
-                }
-            }
+            validate_select(select)?;
         }
         if let Some(filter) = &self.filter {
             filter.validate()?;
         }
         Ok(())
     }
+}
+
+/// Checks a page size against the service's 1 to [`MAX_PAGE_SIZE`] range.
+fn check_page_size(size: u32, what: &str, hint: &str) -> Result<()> {
+    if size == 0 || size > MAX_PAGE_SIZE {
+        return Err(Error::new(
+            ErrorKind::InvalidQuery,
+            format!("{what} must be between 1 and {MAX_PAGE_SIZE}, got {size}{hint}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a `$select` list: at least one property, none empty, none named twice.
+///
+/// [`QuerySpec::validate`] applies it to queries; engines apply it to the projection
+/// of a point read.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidQuery`], naming the repeated property where there is one.
+pub fn validate_select(select: &[String]) -> Result<()> {
+    if select.is_empty() {
+        return Err(Error::new(
+            ErrorKind::InvalidQuery,
+            "$select is empty; name at least one property or leave select unset",
+        ));
+    }
+    for (i, name) in select.iter().enumerate() {
+        if name.is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidQuery,
+                "$select names an empty property",
+            ));
+        }
+        if select[..i].contains(name) {
+            return Err(Error::new(
+                ErrorKind::InvalidQuery,
+                format!("$select names property {name:?} twice"),
+            )
+            .with_property(name.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// Where the next page of an entity query starts: the service's
@@ -224,6 +247,20 @@ pub struct ListTablesOptions {
     pub continuation: Option<String>,
 }
 
+impl ListTablesOptions {
+    /// Checks the options against the service's rules.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidQuery`] if `page_size` is 0 or above [`MAX_PAGE_SIZE`].
+    pub fn validate(&self) -> Result<()> {
+        match self.page_size {
+            Some(size) => check_page_size(size, "the table page size", ""),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One page of table names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TablePage {
@@ -257,6 +294,28 @@ mod tests {
             let err = text.parse::<ContinuationToken>().unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{text}");
         }
+    }
+
+    #[test]
+    fn table_page_size_and_select_are_checked() {
+        let options = |page_size| ListTablesOptions {
+            page_size,
+            ..ListTablesOptions::default()
+        };
+        assert!(options(None).validate().is_ok());
+        assert!(options(Some(1_000)).validate().is_ok());
+        for bad in [0, 1_001] {
+            let err = options(Some(bad)).validate().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{bad}");
+        }
+        assert!(validate_select(&["A".into(), "B".into()]).is_ok());
+        let twice = validate_select(&["A".into(), "A".into()]).unwrap_err();
+        assert_eq!(twice.kind(), ErrorKind::InvalidQuery);
+        assert_eq!(twice.property(), Some("A"));
+        assert_eq!(
+            validate_select(&[]).unwrap_err().kind(),
+            ErrorKind::InvalidQuery
+        );
     }
 
     #[test]

@@ -9,9 +9,11 @@
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock};
 
-use tables_core::key::{cmp_ordinal, validate_entity_key, validate_table_name};
+use tables_core::key::{
+    cmp_ordinal, validate_entity_key, validate_partition_key, validate_row_key, validate_table_name,
+};
 use tables_core::{
-    validate_batch, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind,
+    validate_batch, validate_select, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind,
     ListTablesOptions, Page, QueryPlan, QuerySpec, Result, TablePage, WriteOp, WriteOutcome,
     MAX_PAGE_SIZE,
 };
@@ -53,16 +55,6 @@ fn fold<'b>(name: &str, buf: &'b mut [u8; MAX_TABLE_NAME]) -> Option<&'b str> {
     folded.copy_from_slice(bytes);
     folded.make_ascii_lowercase();
     std::str::from_utf8(folded).ok()
-}
-
-fn check_page_size(size: u32, what: &str) -> Result<()> {
-    if size == 0 || size > MAX_PAGE_SIZE {
-        return Err(Error::new(
-            ErrorKind::InvalidQuery,
-            format!("{what} must be between 1 and {MAX_PAGE_SIZE}, got {size}"),
-        ));
-    }
-    Ok(())
 }
 
 impl Store {
@@ -111,8 +103,8 @@ impl Store {
     }
 
     pub(crate) fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        options.validate()?;
         let requested = options.page_size.unwrap_or(MAX_PAGE_SIZE);
-        check_page_size(requested, "the table page size")?;
         let limit = requested.min(self.options.page_size) as usize;
         let tables = self.tables.read().unwrap_or_else(PoisonError::into_inner);
         let mut names: Vec<&str> = tables
@@ -148,7 +140,7 @@ impl Store {
     ) -> Result<Option<DynamicEntity>> {
         validate_entity_key(key)?;
         if let Some(select) = select {
-            QuerySpec::new().select(select.iter().cloned()).validate()?;
+            validate_select(select)?;
         }
         self.with_table(table, |table| {
             let rows = table.read();
@@ -205,7 +197,8 @@ fn resume_key(token: &ContinuationToken) -> Result<(&str, &str)> {
     let row_key = token
         .next_row_key()
         .ok_or_else(|| malformed("it has no RowKey"))?;
-    let key = EntityKey::new(token.next_partition_key(), row_key);
-    validate_entity_key(&key).map_err(|_| malformed("its key is not a valid entity key"))?;
+    validate_partition_key(token.next_partition_key())
+        .and_then(|()| validate_row_key(row_key))
+        .map_err(|_| malformed("its key is not a valid entity key"))?;
     Ok((token.next_partition_key(), row_key))
 }
