@@ -184,6 +184,22 @@ impl DynamicEntity {
         self.properties.is_empty()
     }
 
+    /// Reserves room for `additional` more properties.
+    pub fn reserve(&mut self, additional: usize) {
+        self.properties.reserve(additional);
+    }
+
+    /// Appends a property without looking for one of the same name: the caller
+    /// guarantees names are distinct (generated code).
+    pub(crate) fn push_unchecked(&mut self, name: Arc<str>, value: Value) {
+        self.properties.push((name, value));
+    }
+
+    /// Moves the properties out, leaving the keys, timestamp and ETag.
+    pub(crate) fn take_properties(&mut self) -> Vec<(Arc<str>, Value)> {
+        std::mem::take(&mut self.properties)
+    }
+
     /// Keeps only the properties for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &Value) -> bool) {
         self.properties.retain(|(n, v)| keep(n, v));

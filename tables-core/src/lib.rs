@@ -14,6 +14,7 @@ mod entity;
 mod error;
 pub mod filter;
 pub mod key;
+pub mod model;
 mod query;
 pub mod size;
 mod value;
@@ -24,6 +25,7 @@ pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
+pub use model::{Entity, EntityUnion, KeyRange, Property, TypedColumn};
 pub use query::{
     validate_select, ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage,
     MAX_PAGE_SIZE,
@@ -36,5 +38,16 @@ pub use write::{
 
 #[doc(hidden)]
 pub mod __private {
+    //! What generated code reaches for; not a public API.
+    pub use crate::model::__private::*;
+    pub use crate::model::{
+        Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKind, IndexSchema, KeyInt,
+        KeyRange, KeyText, KeyTime, Property, PropertySchema, StoredAs, TypedColumn,
+    };
+    pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;
+    pub use serde_json;
+    pub use std::ops::{Bound, RangeBounds};
+    pub use std::sync::Arc;
+    pub use uuid::Uuid;
 }

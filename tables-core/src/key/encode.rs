@@ -4,6 +4,8 @@
 //! Every encoding is fixed width and made of ASCII digits, so the service's ordinal
 //! string order equals the numeric (or time) order, and each decodes back exactly.
 
+use std::fmt::Write as _;
+
 use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -79,9 +81,22 @@ pub fn parse_padded(text: &str, width: usize) -> Result<u64> {
 /// # Ok::<(), tables_core::Error>(())
 /// ```
 pub fn encode_signed(value: i64) -> String {
-    // Flipping the sign bit maps i64 order onto u64 order.
-    let offset = (value as u64) ^ SIGN_BIT;
-    format!("{offset:0SIGNED_KEY_WIDTH$}")
+    let mut out = String::with_capacity(SIGNED_KEY_WIDTH);
+    write_signed_key(&mut out, value);
+    out
+}
+
+/// The unsigned number [`encode_signed`] pads: flipping the sign bit maps i64 order
+/// onto u64 order.
+pub(crate) fn signed_offset(value: i64) -> u64 {
+    (value as u64) ^ SIGN_BIT
+}
+
+/// Appends [`encode_signed`]'s form of `value`.
+pub(crate) fn write_signed_key(out: &mut String, value: i64) {
+    let offset = signed_offset(value);
+    // Writing into a String can't fail.
+    let _ = write!(out, "{offset:0SIGNED_KEY_WIDTH$}");
 }
 
 /// Reads back a key of [`encode_signed`].
@@ -98,7 +113,23 @@ pub fn decode_signed(text: &str) -> Result<i64> {
 /// The instant's ticks (100 ns since 0001-01-01), zero-padded to 19 digits: keys
 /// that sort oldest first.
 pub fn ticks_key(time: DateTime) -> String {
-    format!("{:0TICKS_KEY_WIDTH$}", time.ticks())
+    let mut out = String::with_capacity(TICKS_KEY_WIDTH);
+    write_ticks_key(&mut out, time);
+    out
+}
+
+/// Appends [`ticks_key`]'s form of `time`.
+pub(crate) fn write_ticks_key(out: &mut String, time: DateTime) {
+    let _ = write!(out, "{:0TICKS_KEY_WIDTH$}", time.ticks());
+}
+
+/// Appends [`reverse_ticks_key`]'s form of `time`.
+pub(crate) fn write_reverse_ticks_key(out: &mut String, time: DateTime) {
+    let _ = write!(
+        out,
+        "{:0TICKS_KEY_WIDTH$}",
+        DateTime::MAX_TICKS - time.ticks()
+    );
 }
 
 /// The inverted ticks of the log-tail pattern, `DateTime::MAX_TICKS - ticks`,
@@ -117,7 +148,9 @@ pub fn ticks_key(time: DateTime) -> String {
 /// # Ok::<(), tables_core::Error>(())
 /// ```
 pub fn reverse_ticks_key(time: DateTime) -> String {
-    format!("{:0TICKS_KEY_WIDTH$}", DateTime::MAX_TICKS - time.ticks())
+    let mut out = String::with_capacity(TICKS_KEY_WIDTH);
+    write_reverse_ticks_key(&mut out, time);
+    out
 }
 
 /// Reads back a key of [`ticks_key`].

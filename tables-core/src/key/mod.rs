@@ -22,6 +22,9 @@ pub use encode::{
     decode_reverse_ticks_key, decode_signed, decode_ticks_key, encode_signed, pad_unsigned,
     parse_padded, reverse_ticks_key, ticks_key, SIGNED_KEY_WIDTH, TICKS_KEY_WIDTH,
 };
+pub(crate) use encode::{
+    signed_offset, write_reverse_ticks_key, write_signed_key, write_ticks_key,
+};
 pub use order::{cmp_ordinal, prefix_range};
 pub use validate::{
     is_forbidden_key_char, validate_entity_key, validate_partition_key, validate_row_key,

@@ -1,0 +1,479 @@
+//! Encode and decode helpers that generated code calls: the discriminator, property
+//! names, field values with error context, JSON fields.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::entity::DynamicEntity;
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::property::Property;
+use crate::model::{role_of, RowRole, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY};
+use crate::size::MAX_PROPERTY_VALUE_BYTES;
+use crate::value::Value;
+
+/// Interned property names of a derived type: built once, then shared by every
+/// entity the type writes (a clone of an `Arc`, not an allocation per property).
+#[derive(Debug)]
+pub struct PropertyNames {
+    names: &'static [&'static str],
+    interned: OnceLock<Box<[Arc<str>]>>,
+}
+
+impl PropertyNames {
+    /// The names, in field order.
+    pub const fn new(names: &'static [&'static str]) -> PropertyNames {
+        PropertyNames {
+            names,
+            interned: OnceLock::new(),
+        }
+    }
+
+    /// The `i`-th name.
+    ///
+    /// # Panics
+    ///
+    /// If `i` is out of range (generated code only asks for its own indexes).
+    pub fn get(&self, i: usize) -> Arc<str> {
+        let interned = self
+            .interned
+            .get_or_init(|| self.names.iter().map(|n| Arc::from(*n)).collect());
+        Arc::clone(&interned[i])
+    }
+}
+
+fn interned(name: &'static str) -> Arc<str> {
+    static TYPE: OnceLock<Arc<str>> = OnceLock::new();
+    static VERSION: OnceLock<Arc<str>> = OnceLock::new();
+    let cell = if name == ENTITY_TYPE_PROPERTY {
+        &TYPE
+    } else {
+        &VERSION
+    };
+    Arc::clone(cell.get_or_init(|| Arc::from(name)))
+}
+
+/// A new primary row with its discriminator (`EntityType`, `EntityVersion`) and room
+/// for `capacity` more properties.
+pub fn new_entity(
+    partition_key: String,
+    row_key: String,
+    kind: &'static str,
+    version: u32,
+    capacity: usize,
+) -> DynamicEntity {
+    let mut entity = DynamicEntity::new(partition_key, row_key);
+    entity.reserve(capacity + 2);
+    entity.push_unchecked(
+        interned(ENTITY_TYPE_PROPERTY),
+        Value::String(kind.to_owned()),
+    );
+    entity.push_unchecked(
+        interned(ENTITY_VERSION_PROPERTY),
+        Value::Int32(i32::try_from(version).unwrap_or(i32::MAX)),
+    );
+    entity
+}
+
+/// Appends a property without looking for one of the same name (the derive
+/// guarantees distinct names).
+pub fn push_property(entity: &mut DynamicEntity, name: Arc<str>, value: Value) {
+    entity.push_unchecked(name, value);
+}
+
+/// Moves the properties out of `entity`, leaving its keys.
+pub fn take_properties(entity: &mut DynamicEntity) -> Vec<(Arc<str>, Value)> {
+    entity.take_properties()
+}
+
+fn field_context(error: Error, field: &str, property: &str, action: &str) -> Error {
+    let message = format!(
+        "{action} field `{field}` (property `{property}`): {}",
+        error.message()
+    );
+    let kind = error.kind();
+    Error::new(kind, message)
+        .with_property(property)
+        .with_source(error)
+}
+
+/// A field's property value, with the field named in any error.
+///
+/// # Errors
+///
+/// The field type's [`Property::to_value`] error, naming the field and property.
+pub fn encode_field<T: Property>(
+    value: &T,
+    field: &'static str,
+    property: &'static str,
+) -> Result<Option<Value>> {
+    value
+        .to_value()
+        .map_err(|e| field_context(e, field, property, "can't store"))
+}
+
+/// A `#[entity(json)]` field as JSON text; JSON `null` writes no property.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidValue`] if serialization fails;
+/// [`ErrorKind::PropertyValueTooLarge`] if the text exceeds the service's 64 KiB.
+pub fn encode_json<T: serde::Serialize>(
+    value: &T,
+    field: &'static str,
+    property: &'static str,
+) -> Result<Option<Value>> {
+    let text = serde_json::to_string(value).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidValue,
+            format!("can't store field `{field}` (property `{property}`) as JSON: {e}"),
+        )
+        .with_property(property)
+    })?;
+    if text == "null" {
+        return Ok(None);
+    }
+    let size = text.encode_utf16().count() * 2;
+    if size > MAX_PROPERTY_VALUE_BYTES {
+        return Err(Error::new(
+            ErrorKind::PropertyValueTooLarge,
+            format!(
+                "field `{field}` (property `{property}`) is {size} bytes of JSON as UTF-16; a \
+                 property holds at most {MAX_PROPERTY_VALUE_BYTES}: split the value or keep it in \
+                 a blob and store its address"
+            ),
+        )
+        .with_property(property));
+    }
+    Ok(Some(Value::String(text)))
+}
+
+fn decode_context(error: Error, entity: &DynamicEntity, field: &str, property: &str) -> Error {
+    let message = format!(
+        "can't read field `{field}` (property `{property}`) of entity ({:?}, {:?}): {}",
+        entity.partition_key,
+        entity.row_key,
+        error.message()
+    );
+    Error::new(ErrorKind::Decode, message)
+        .with_property(property)
+        .with_entity_key(entity.key())
+        .with_source(error)
+}
+
+/// Decodes a field from its property (absent: `None`), naming the field, property
+/// and entity key in any error.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] wrapping the type's [`Property::from_value`] error.
+pub fn decode_field<T: Property>(
+    value: Option<Value>,
+    entity: &DynamicEntity,
+    field: &'static str,
+    property: &'static str,
+) -> Result<T> {
+    T::from_value(value).map_err(|e| decode_context(e, entity, field, property))
+}
+
+/// Decodes a `#[entity(json)]` field; an absent property reads as JSON `null` (so an
+/// `Option` field is `None`).
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] for a non-string value, bad JSON, or an absent property of
+/// a type without a `null` form.
+pub fn decode_json<T: serde::de::DeserializeOwned>(
+    value: Option<Value>,
+    entity: &DynamicEntity,
+    field: &'static str,
+    property: &'static str,
+) -> Result<T> {
+    let result = match &value {
+        None => serde_json::from_str("null").map_err(|_| {
+            Error::new(
+                ErrorKind::Decode,
+                "the property is missing; make the field an Option or give it #[entity(default)]",
+            )
+        }),
+        Some(Value::String(text)) => serde_json::from_str(text)
+            .map_err(|e| Error::new(ErrorKind::Decode, format!("bad JSON: {e}"))),
+        Some(other) => Err(Error::new(
+            ErrorKind::Decode,
+            format!(
+                "expected JSON text in an Edm.String, found {}",
+                other.edm_type()
+            ),
+        )),
+    };
+    result.map_err(|e| decode_context(e, entity, field, property))
+}
+
+/// Adds field context to a custom (`with = ..`) codec's error.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] wrapping the codec's error.
+pub fn decode_with<T>(
+    result: Result<T>,
+    entity: &DynamicEntity,
+    field: &'static str,
+    property: &'static str,
+) -> Result<T> {
+    result.map_err(|e| decode_context(e, entity, field, property))
+}
+
+/// `default()` when the property is absent, else `decode(value)`.
+///
+/// # Errors
+///
+/// `decode`'s error.
+pub fn missing_is_default<T>(
+    value: Option<Value>,
+    default: impl FnOnce() -> T,
+    decode: impl FnOnce(Option<Value>) -> Result<T>,
+) -> Result<T> {
+    match value {
+        None => Ok(default()),
+        some => decode(some),
+    }
+}
+
+fn decode_error(entity: &DynamicEntity, message: String) -> Error {
+    Error::new(
+        ErrorKind::Decode,
+        format!(
+            "entity ({:?}, {:?}) {message}",
+            entity.partition_key, entity.row_key
+        ),
+    )
+    .with_entity_key(entity.key())
+}
+
+/// The `EntityType` of a primary row.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] when the property is missing or not a string, or the row is
+/// an index copy, an index entry or a client row.
+pub fn entity_type(entity: &DynamicEntity) -> Result<&str> {
+    let text = match entity.get(ENTITY_TYPE_PROPERTY) {
+        Some(Value::String(text)) => text.as_str(),
+        Some(other) => {
+            return Err(decode_error(
+                entity,
+                format!(
+                    "has an {ENTITY_TYPE_PROPERTY} of type {} where a string naming its kind \
+                     was expected",
+                    other.edm_type()
+                ),
+            ))
+        }
+        None => {
+            return Err(decode_error(
+                entity,
+                format!(
+                    "has no {ENTITY_TYPE_PROPERTY} property, so it wasn't written by a derived \
+                     entity type; read it as a DynamicEntity, or give the union an \
+                     #[entity(other)] variant"
+                ),
+            ))
+        }
+    };
+    match role_of(text) {
+        RowRole::Primary { kind } => Ok(kind),
+        RowRole::IndexCopy { kind, index } => Err(decode_error(
+            entity,
+            format!("is a copy kept by index `{index}` of {kind}, not a primary row"),
+        )),
+        RowRole::IndexEntry { kind, index } => Err(decode_error(
+            entity,
+            format!("is an entry of index entity `{index}` of {kind}, not a primary row"),
+        )),
+        RowRole::System(_) | RowRole::Untyped => Err(decode_error(
+            entity,
+            format!("is a row the client keeps for itself ({text}), not an entity"),
+        )),
+    }
+}
+
+/// Checks that `entity` is a primary row of `kind` and returns the version that
+/// wrote it.
+///
+/// # Errors
+///
+/// As [`entity_type`]; [`ErrorKind::Decode`] for another kind, or a missing or
+/// mistyped `EntityVersion`.
+pub fn check_kind(entity: &DynamicEntity, kind: &'static str) -> Result<u32> {
+    let found = entity_type(entity)?;
+    if found != kind {
+        return Err(decode_error(
+            entity,
+            format!(
+                "is a {found}, not a {kind}; read rows of several kinds through an \
+                 #[derive(EntityUnion)] enum"
+            ),
+        ));
+    }
+    match entity.get(ENTITY_VERSION_PROPERTY) {
+        Some(Value::Int32(v)) if *v >= 0 => Ok(v.unsigned_abs()),
+        Some(Value::Int64(v)) if *v >= 0 => u32::try_from(*v).map_err(|_| {
+            decode_error(
+                entity,
+                format!("has an out-of-range {ENTITY_VERSION_PROPERTY} {v}"),
+            )
+        }),
+        Some(other) => Err(decode_error(
+            entity,
+            format!("has an {ENTITY_VERSION_PROPERTY} of {other:?}, expected a non-negative Int32"),
+        )),
+        None => Err(decode_error(
+            entity,
+            format!("is a {kind} with no {ENTITY_VERSION_PROPERTY} property"),
+        )),
+    }
+}
+
+/// The error for a row of `kind` written by a version this type can't read.
+pub fn unknown_version(
+    entity: &DynamicEntity,
+    kind: &'static str,
+    found: u32,
+    current: u32,
+) -> Error {
+    let hint = if found > current {
+        "it was written by newer code; deploy the newer version of the type before reading it"
+            .to_owned()
+    } else {
+        format!(
+            "declare how to read it: keep the old struct (with #[entity(kind = \"{kind}\", \
+             version = {found})]) and add #[entity(upgrade_from(OldType))] with \
+             `impl From<OldType> for` the current type"
+        )
+    };
+    decode_error(
+        entity,
+        format!("is {kind} version {found}, and this type reads version {current}: {hint}"),
+    )
+}
+
+/// The error for a row whose kind an entity union doesn't list.
+pub fn unknown_kind(
+    entity: &DynamicEntity,
+    union: &'static str,
+    kinds: &'static [&'static str],
+) -> Error {
+    let found = entity_type(entity).unwrap_or("?");
+    decode_error(
+        entity,
+        format!(
+            "is a {found}, which {union} doesn't list (it has {}); add a variant for it or an \
+             #[entity(other)] variant holding a DynamicEntity",
+            kinds.join(", ")
+        ),
+    )
+}
+
+/// The error for a text that names no variant of a `#[derive(Property)]` enum.
+pub fn unknown_variant(
+    text: &str,
+    type_name: &'static str,
+    allowed: &'static [&'static str],
+) -> Error {
+    Error::new(
+        ErrorKind::InvalidValue,
+        format!(
+            "{text:?} is not a {type_name}; expected one of: {}",
+            allowed.join(", ")
+        ),
+    )
+}
+
+/// A string property (for `#[derive(Property)]` enums).
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] when absent, [`ErrorKind::InvalidValue`] for another type.
+pub fn expect_string(value: Option<Value>) -> Result<String> {
+    String::from_value(value)
+}
+
+/// `a == b`, usable in constants.
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether all strings differ, usable in constants.
+pub const fn kinds_distinct(kinds: &[&str]) -> bool {
+    let mut i = 0;
+    while i < kinds.len() {
+        let mut j = i + 1;
+        while j < kinds.len() {
+            if str_eq(kinds[i], kinds[j]) {
+                return false;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discriminator_checks() {
+        let e = new_entity("p".into(), "r".into(), "Employee", 2, 0);
+        assert_eq!(check_kind(&e, "Employee").unwrap(), 2);
+        let err = check_kind(&e, "Department").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode);
+        assert!(err.message().contains("is a Employee, not a Department"));
+        let copy = DynamicEntity::new("p", "r").with(ENTITY_TYPE_PROPERTY, "Employee@email");
+        assert!(entity_type(&copy)
+            .unwrap_err()
+            .message()
+            .contains("index `email`"));
+        assert!(entity_type(&DynamicEntity::new("p", "r")).is_err());
+    }
+
+    #[test]
+    fn json_null_is_absent_and_size_is_checked() {
+        assert_eq!(encode_json(&None::<u8>, "f", "F").unwrap(), None);
+        let big = "x".repeat(40_000);
+        assert_eq!(
+            encode_json(&big, "f", "F").unwrap_err().kind(),
+            ErrorKind::PropertyValueTooLarge
+        );
+        let e = DynamicEntity::new("p", "r");
+        let v: Option<Vec<u8>> = decode_json(None, &e, "f", "F").unwrap();
+        assert_eq!(v, None);
+        let err = decode_json::<Vec<u8>>(None, &e, "f", "F").unwrap_err();
+        assert!(err.message().contains("field `f`"), "{}", err.message());
+        assert_eq!(err.entity_key().unwrap().row_key, "r");
+    }
+
+    #[test]
+    fn const_string_helpers() {
+        assert!(str_eq("a", "a") && !str_eq("a", "b") && !str_eq("a", "ab"));
+        assert!(kinds_distinct(&["a", "b", "c"]));
+        assert!(!kinds_distinct(&["a", "b", "a"]));
+    }
+
+    #[test]
+    fn property_names_are_interned() {
+        static NAMES: PropertyNames = PropertyNames::new(&["A", "B"]);
+        assert!(Arc::ptr_eq(&NAMES.get(1), &NAMES.get(1)));
+        assert_eq!(&*NAMES.get(0), "A");
+    }
+}

@@ -1,0 +1,189 @@
+//! [`TypedColumn`]: a property of a derived entity for typed filters and projections.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::filter::{CmpOp, Column, Filter};
+use crate::model::property::Property;
+use crate::value::Value;
+
+/// A stored property of a derived entity, for filters and `$select`.
+///
+/// `#[derive(Entity)]` generates one per stored field (`Employee::AGE`), under the
+/// property's stored name and with the field's type, so a filter compares values
+/// encoded exactly as they are written: a renamed field filters under its stored
+/// name, a `u32` or `i64` field renders `L` literals, a unit enum compares its text.
+///
+/// ```
+/// use tables_core::model::TypedColumn;
+///
+/// const AGE: TypedColumn<i32> = TypedColumn::new("Age");
+/// const VISITS: TypedColumn<u32> = TypedColumn::new("Visits");
+/// const NAME: TypedColumn<String> = TypedColumn::new("LastName");
+/// let f = AGE.gt(30) & VISITS.le(10) & NAME.eq("Jones");
+/// assert_eq!(f.to_odata(), "Age gt 30 and Visits le 10L and LastName eq 'Jones'");
+/// ```
+pub struct TypedColumn<T> {
+    name: &'static str,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> TypedColumn<T> {
+    /// A column of the stored property `name`.
+    pub const fn new(name: &'static str) -> TypedColumn<T> {
+        TypedColumn {
+            name,
+            _type: PhantomData,
+        }
+    }
+
+    /// The stored property name (for `$select`).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The untyped column.
+    pub fn column(&self) -> Column {
+        Column::new(self.name)
+    }
+}
+
+impl<T> Clone for TypedColumn<T> {
+    fn clone(&self) -> TypedColumn<T> {
+        *self
+    }
+}
+
+impl<T> Copy for TypedColumn<T> {}
+
+impl<T> fmt::Debug for TypedColumn<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TypedColumn").field(&self.name).finish()
+    }
+}
+
+/// A value a [`TypedColumn<T>`] compares with: a `T`, or for text columns a `&str`.
+pub trait Operand<T> {
+    /// The value as the column stores it; `None` when it has no stored form (a
+    /// `u64` above `i64::MAX`, which compares above every stored value).
+    fn into_operand(self) -> Option<Value>;
+}
+
+impl<T: Property<Scalar = T>> Operand<T> for T {
+    fn into_operand(self) -> Option<Value> {
+        self.to_value().ok().flatten()
+    }
+}
+
+impl Operand<String> for &str {
+    fn into_operand(self) -> Option<Value> {
+        Some(Value::String(self.to_owned()))
+    }
+}
+
+impl Operand<String> for &String {
+    fn into_operand(self) -> Option<Value> {
+        Some(Value::String(self.clone()))
+    }
+}
+
+impl<T: Property> TypedColumn<T> {
+    /// `self op value`.
+    pub fn compare(&self, op: CmpOp, value: impl Operand<T>) -> Filter {
+        match value.into_operand() {
+            Some(value) => Filter::Compare {
+                property: self.name.to_owned(),
+                op,
+                value,
+            },
+            // Only a u64 beyond i64::MAX has no stored form; it is above every
+            // stored value of the column.
+            None => {
+                let min = Filter::Compare {
+                    property: self.name.to_owned(),
+                    op: CmpOp::Lt,
+                    value: Value::Int64(i64::MIN),
+                };
+                let any = Filter::Compare {
+                    property: self.name.to_owned(),
+                    op: CmpOp::Ge,
+                    value: Value::Int64(i64::MIN),
+                };
+                match op {
+                    // Nothing stored equals or exceeds it.
+                    CmpOp::Eq | CmpOp::Gt | CmpOp::Ge => min,
+                    // Every stored value differs from and lies below it.
+                    CmpOp::Ne | CmpOp::Lt | CmpOp::Le => any,
+                }
+            }
+        }
+    }
+
+    /// `self eq value`.
+    pub fn eq(&self, value: impl Operand<T>) -> Filter {
+        self.compare(CmpOp::Eq, value)
+    }
+
+    /// `self ne value` (matches only rows that have the property).
+    pub fn ne(&self, value: impl Operand<T>) -> Filter {
+        self.compare(CmpOp::Ne, value)
+    }
+
+    /// `self gt value`.
+    pub fn gt(&self, value: impl Operand<T>) -> Filter {
+        self.compare(CmpOp::Gt, value)
+    }
+
+    /// `self ge value`.
+    pub fn ge(&self, value: impl Operand<T>) -> Filter {
+        self.compare(CmpOp::Ge, value)
+    }
+
+    /// `self lt value`.
+    pub fn lt(&self, value: impl Operand<T>) -> Filter {
+        self.compare(CmpOp::Lt, value)
+    }
+
+    /// `self le value`.
+    pub fn le(&self, value: impl Operand<T>) -> Filter {
+        self.compare(CmpOp::Le, value)
+    }
+
+    /// `low le self and self le high`.
+    pub fn between(&self, low: impl Operand<T>, high: impl Operand<T>) -> Filter {
+        self.ge(low).and(self.le(high))
+    }
+}
+
+impl TypedColumn<String> {
+    /// Text starting with `prefix`, as the `ge`/`lt` pair the service understands.
+    pub fn starts_with(&self, prefix: &str) -> Filter {
+        self.column().starts_with(prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DynamicEntity;
+
+    #[test]
+    fn columns_encode_like_properties() {
+        const AGE: TypedColumn<u32> = TypedColumn::new("Age");
+        let stored = DynamicEntity::new("p", "r").with("Age", 7u32.to_value().unwrap().unwrap());
+        assert!(AGE.eq(7).matches(&stored));
+        assert!(AGE.gt(6).matches(&stored));
+        assert_eq!(AGE.eq(7).to_odata(), "Age eq 7L");
+    }
+
+    #[test]
+    fn u64_beyond_i64_compares_above_everything() {
+        const N: TypedColumn<u64> = TypedColumn::new("N");
+        let stored = DynamicEntity::new("p", "r").with("N", i64::MAX);
+        assert!(!N.eq(u64::MAX).matches(&stored));
+        assert!(!N.ge(u64::MAX).matches(&stored));
+        assert!(N.lt(u64::MAX).matches(&stored));
+        assert!(N.ne(u64::MAX).matches(&stored));
+        assert!(!N.ne(u64::MAX).matches(&DynamicEntity::new("p", "r")));
+    }
+}

@@ -1,0 +1,261 @@
+//! The typed layer's vocabulary: the traits `#[derive(Entity)]`,
+//! `#[derive(EntityUnion)]` and `#[derive(Property)]` implement, the static schema of
+//! an entity type, index rows, typed filter columns and key ranges.
+//!
+//! Every row a derived type writes carries its discriminator: the `EntityType`
+//! property names the kind (`"Employee"`) and `EntityVersion` (Int32) the version of
+//! the Rust type that wrote it. Index copies and index entries written for a kind
+//! carry `EntityType` values of their own (`"Employee@email"`, `"Employee#last_name"`),
+//! so a query for a kind never mistakes a copy for a primary; [`row_role`] tells the
+//! roles apart.
+
+mod codec;
+mod column;
+#[cfg(feature = "chrono")]
+mod ext_chrono;
+#[cfg(feature = "time")]
+mod ext_time;
+mod index;
+mod keypart;
+mod property;
+mod range;
+mod reader;
+mod schema;
+
+pub use column::{Operand, TypedColumn};
+pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
+pub use keypart::{KeyInt, KeyText, KeyTime};
+pub use property::Property;
+pub use range::KeyRange;
+pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
+
+use crate::entity::{DynamicEntity, EntityKey};
+use crate::error::Result;
+use crate::value::Value;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use super::codec::{
+        check_kind, decode_field, decode_json, decode_with, encode_field, encode_json, entity_type,
+        expect_string, kinds_distinct, missing_is_default, new_entity, push_property, str_eq,
+        take_properties, unknown_kind, unknown_variant, unknown_version, PropertyNames,
+    };
+    pub use super::index::{index_copy, index_entry_for};
+    pub use super::range::{
+        prefix_str, range_padded, range_rticks, range_signed, range_str, range_ticks, range_uuid,
+    };
+    pub use super::reader::{
+        finish_partition_key, finish_row_key, write_literal, write_padded, write_rticks,
+        write_signed, write_str_part, write_text, write_ticks, KeyReader,
+    };
+}
+
+/// The property holding a row's discriminator.
+pub const ENTITY_TYPE_PROPERTY: &str = "EntityType";
+/// The property holding the version of the type that wrote a primary row (Int32).
+pub const ENTITY_VERSION_PROPERTY: &str = "EntityVersion";
+/// On an index copy: the PartitionKey of its primary.
+pub const PRIMARY_PARTITION_KEY_PROPERTY: &str = "PrimaryPartitionKey";
+/// On an index copy: the RowKey of its primary.
+pub const PRIMARY_ROW_KEY_PROPERTY: &str = "PrimaryRowKey";
+/// Property names the typed layer reserves: a derived field can't be stored under them.
+pub const RESERVED_PROPERTIES: [&str; 4] = [
+    ENTITY_TYPE_PROPERTY,
+    ENTITY_VERSION_PROPERTY,
+    PRIMARY_PARTITION_KEY_PROPERTY,
+    PRIMARY_ROW_KEY_PROPERTY,
+];
+/// Separates kind and index name in an index copy's `EntityType` (`Employee@email`).
+pub const INDEX_COPY_MARK: char = '@';
+/// Separates kind and index name in an index entry's `EntityType` (`Employee#last_name`).
+pub const INDEX_ENTRY_MARK: char = '#';
+/// Starts the `EntityType` of rows the client keeps for itself (e.g. `$intent`).
+pub const SYSTEM_ROW_MARK: char = '$';
+
+/// A Rust type stored as table rows: implemented by `#[derive(Entity)]`.
+///
+/// The derive writes every method from the struct's `#[entity(..)]` attributes; see
+/// the `tables-client` crate docs for the attribute grammar and examples.
+pub trait Entity: Sized + Send + Sync + 'static {
+    /// The discriminator written as `EntityType` on every primary row.
+    const KIND: &'static str;
+    /// The version written as `EntityVersion` on every primary row.
+    const VERSION: u32;
+
+    /// The type's key design, properties and indexes.
+    fn schema() -> &'static EntitySchema;
+
+    /// The primary row's key.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::InvalidKey`] naming the field when a key part can't be
+    /// written (a number wider than its padding, a forbidden character, a key over
+    /// 1 KiB).
+    fn entity_key(&self) -> Result<EntityKey>;
+
+    /// The primary row: keys, discriminator and properties (key fields are not
+    /// stored twice).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::entity_key`]; [`crate::ErrorKind::InvalidValue`] or
+    /// [`crate::ErrorKind::PropertyValueTooLarge`] naming the field whose value can't
+    /// be stored.
+    fn to_entity(&self) -> Result<DynamicEntity>;
+
+    /// Reads a primary row back: checks the discriminator (upgrading rows written by
+    /// an older version the type declares), parses the key fields back from the keys
+    /// and decodes every property.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Decode`] naming the entity key and, where one is at fault,
+    /// the field and property: a row of another kind, an index copy, an unknown
+    /// version, a key that doesn't match the template, a missing or mistyped property.
+    fn from_entity(entity: DynamicEntity) -> Result<Self>;
+
+    /// The index copies (`index(..)`) this value implies, given its primary row (from
+    /// [`Entity::to_entity`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::entity_key`], for the copies' keys.
+    fn index_copies(&self, primary: &DynamicEntity) -> Result<Vec<IndexCopy>> {
+        let _ = primary;
+        Ok(Vec::new())
+    }
+
+    /// The index entries (`index_entity(..)`) this value belongs to.
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::entity_key`], for the entries' keys.
+    fn index_entries(&self) -> Result<Vec<IndexEntry>> {
+        Ok(Vec::new())
+    }
+
+    /// Whether [`Entity::from_entity`] can read a row written with `version`: the
+    /// current version, or one the type upgrades from.
+    fn decodes_version(version: u32) -> bool {
+        version == Self::VERSION
+    }
+}
+
+/// An enum over several entity types sharing a table (heterogeneous partitions):
+/// implemented by `#[derive(EntityUnion)]`. Decoding picks the variant the row's
+/// `EntityType` names.
+pub trait EntityUnion: Sized + Send + Sync + 'static {
+    /// The kinds of the entity variants, in declaration order.
+    const KINDS: &'static [&'static str];
+
+    /// The kind of this value's variant; `None` for the catch-all variant.
+    fn kind(&self) -> Option<&'static str>;
+
+    /// The row's key.
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::entity_key`].
+    fn entity_key(&self) -> Result<EntityKey>;
+
+    /// The row.
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::to_entity`].
+    fn to_entity(&self) -> Result<DynamicEntity>;
+
+    /// Decodes a row into the variant its `EntityType` names.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Decode`] for a kind the union doesn't list (and it has no
+    /// catch-all variant), an index copy or entry, or any error of the variant's
+    /// [`Entity::from_entity`].
+    fn from_entity(entity: DynamicEntity) -> Result<Self>;
+
+    /// The variant's index copies ([`Entity::index_copies`]); none for the catch-all.
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::index_copies`].
+    fn index_copies(&self, primary: &DynamicEntity) -> Result<Vec<IndexCopy>>;
+
+    /// The variant's index entries ([`Entity::index_entries`]); none for the catch-all.
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::index_entries`].
+    fn index_entries(&self) -> Result<Vec<IndexEntry>>;
+}
+
+/// What a stored row is, by its `EntityType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowRole<'a> {
+    /// A primary row of `kind`.
+    Primary {
+        /// The kind.
+        kind: &'a str,
+    },
+    /// A copy kept by index `index` of `kind`.
+    IndexCopy {
+        /// The kind of the primary.
+        kind: &'a str,
+        /// The index name.
+        index: &'a str,
+    },
+    /// An index entry kept by index entity `index` of `kind`.
+    IndexEntry {
+        /// The kind of the indexed entities.
+        kind: &'a str,
+        /// The index name.
+        index: &'a str,
+    },
+    /// A row the client keeps for itself (`EntityType` starting with `$`).
+    System(&'a str),
+    /// A row with no string `EntityType`: not written by a derived type.
+    Untyped,
+}
+
+/// Classifies a row by its `EntityType` property.
+///
+/// ```
+/// use tables_core::model::{row_role, RowRole};
+/// use tables_core::DynamicEntity;
+///
+/// let copy = DynamicEntity::new("Sales", "email_j@x").with("EntityType", "Employee@email");
+/// assert_eq!(row_role(&copy), RowRole::IndexCopy { kind: "Employee", index: "email" });
+/// let plain = DynamicEntity::new("Sales", "1");
+/// assert_eq!(row_role(&plain), RowRole::Untyped);
+/// ```
+pub fn row_role(entity: &DynamicEntity) -> RowRole<'_> {
+    match entity.get(ENTITY_TYPE_PROPERTY) {
+        Some(Value::String(text)) => role_of(text),
+        _ => RowRole::Untyped,
+    }
+}
+
+/// Classifies an `EntityType` value (see [`row_role`]).
+pub fn role_of(entity_type: &str) -> RowRole<'_> {
+    if entity_type.starts_with(SYSTEM_ROW_MARK) {
+        return RowRole::System(entity_type);
+    }
+    if let Some((kind, index)) = entity_type.split_once(INDEX_COPY_MARK) {
+        return RowRole::IndexCopy { kind, index };
+    }
+    if let Some((kind, index)) = entity_type.split_once(INDEX_ENTRY_MARK) {
+        return RowRole::IndexEntry { kind, index };
+    }
+    RowRole::Primary { kind: entity_type }
+}
+
+/// The `EntityType` of index `index`'s copies of `kind` (`Employee@email`).
+pub fn index_copy_type(kind: &str, index: &str) -> String {
+    format!("{kind}{INDEX_COPY_MARK}{index}")
+}
+
+/// The `EntityType` of index entity `index`'s rows for `kind` (`Employee#last_name`).
+pub fn index_entry_type(kind: &str, index: &str) -> String {
+    format!("{kind}{INDEX_ENTRY_MARK}{index}")
+}

@@ -1,0 +1,444 @@
+//! Writing key parts into a key, and reading them back (generated code calls these).
+
+use std::fmt::Write as _;
+
+use crate::datetime::DateTime;
+use crate::entity::DynamicEntity;
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::{
+    decode_reverse_ticks_key, decode_signed, decode_ticks_key, is_forbidden_key_char, parse_padded,
+    validate_partition_key, validate_row_key, write_reverse_ticks_key, write_signed_key,
+    write_ticks_key, SIGNED_KEY_WIDTH, TICKS_KEY_WIDTH,
+};
+use crate::model::keypart::{KeyInt, KeyText, KeyTime};
+
+fn key_error(field: &str, message: String) -> Error {
+    Error::new(ErrorKind::InvalidKey, format!("field `{field}`: {message}"))
+}
+
+/// Appends literal template text.
+pub fn write_literal(out: &mut String, text: &str) {
+    out.push_str(text);
+}
+
+/// Appends a text part, refusing characters keys can't hold.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field and the character.
+pub fn write_str_part(out: &mut String, value: &str, field: &'static str) -> Result<()> {
+    check_text_part(value, field)?;
+    out.push_str(value);
+    Ok(())
+}
+
+fn check_text_part(value: &str, field: &str) -> Result<()> {
+    if let Some((position, c)) = value
+        .chars()
+        .enumerate()
+        .find(|(_, c)| is_forbidden_key_char(*c))
+    {
+        return Err(key_error(
+            field,
+            format!(
+                "{value:?} contains {c:?} (U+{:04X}) at character {position}, which keys can't \
+                 hold (`/`, `\\`, `#`, `?` and control characters); store such values as a \
+                 property, or encode them before building the key",
+                u32::from(c)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Appends a [`KeyText`] part.
+///
+/// # Errors
+///
+/// As [`write_str_part`].
+pub fn write_text<T: KeyText>(
+    out: &mut String,
+    value: &T,
+    field: &'static str,
+) -> Result<()> {
+    let start = out.len();
+    value.write_key_text(out);
+    let part = &out[start..];
+    if let Err(e) = check_text_part(part, field) {
+        out.truncate(start);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Appends `value` zero-padded to `width` digits.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field for a negative value or one with more
+/// than `width` digits.
+pub fn write_padded<T: KeyInt>(
+    out: &mut String,
+    value: &T,
+    width: usize,
+    field: &'static str,
+) -> Result<()> {
+    let Some(number) = value.to_key_u64() else {
+        return Err(key_error(
+            field,
+            format!(
+                "{} is negative and `{{{field}:0{width}}}` holds only non-negative numbers; use \
+                 `{{{field}:signed}}` for signed values",
+                value.to_key_i64().unwrap_or_default()
+            ),
+        ));
+    };
+    let start = out.len();
+    // Writing into a String can't fail.
+    let _ = write!(out, "{number:0width$}");
+    if out.len() - start > width {
+        out.truncate(start);
+        return Err(key_error(
+            field,
+            format!(
+                "{number} has more than {width} digits and doesn't fit `{{{field}:0{width}}}`; \
+                 widen the padding (keys of one width sort like the numbers)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Appends the order-preserving 20-digit form of a signed value.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field for a value above `i64::MAX`.
+pub fn write_signed<T: KeyInt>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
+    let Some(number) = value.to_key_i64() else {
+        return Err(key_error(
+            field,
+            "the value is above i64::MAX and has no signed key form; use `{field:0N}`".to_owned(),
+        ));
+    };
+    write_signed_key(out, number);
+    Ok(())
+}
+
+fn key_time<T: KeyTime>(value: &T, field: &str) -> Result<DateTime> {
+    value
+        .to_key_datetime()
+        .map_err(|e| key_error(field, e.message().to_owned()))
+}
+
+/// Appends the 19-digit ticks of a point in time.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field when the time is outside the service's
+/// range.
+pub fn write_ticks<T: KeyTime>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
+    let time = key_time(value, field)?;
+    write_ticks_key(out, time);
+    Ok(())
+}
+
+/// Appends the 19-digit inverted ticks of a point in time (newest first).
+///
+/// # Errors
+///
+/// As [`write_ticks`].
+pub fn write_rticks<T: KeyTime>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
+    let time = key_time(value, field)?;
+    write_reverse_ticks_key(out, time);
+    Ok(())
+}
+
+/// Checks a built PartitionKey (length, characters) and returns it.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] as [`validate_partition_key`].
+pub fn finish_partition_key(key: String) -> Result<String> {
+    validate_partition_key(&key)?;
+    Ok(key)
+}
+
+/// Checks a built RowKey (length, characters) and returns it.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] as [`validate_row_key`].
+pub fn finish_row_key(key: String) -> Result<String> {
+    validate_row_key(&key)?;
+    Ok(key)
+}
+
+/// A cursor that reads the fields of a key template back out of one key of an
+/// entity. Errors are [`ErrorKind::Decode`] naming the key, the template, the field
+/// and the entity key.
+#[derive(Debug)]
+pub struct KeyReader<'a> {
+    entity: &'a DynamicEntity,
+    which: &'static str,
+    template: &'static str,
+    key: &'a str,
+    pos: usize,
+}
+
+impl<'a> KeyReader<'a> {
+    /// A reader over the entity's PartitionKey.
+    pub fn partition_key(entity: &'a DynamicEntity, template: &'static str) -> KeyReader<'a> {
+        KeyReader {
+            entity,
+            which: "PartitionKey",
+            template,
+            key: &entity.partition_key,
+            pos: 0,
+        }
+    }
+
+    /// A reader over the entity's RowKey.
+    pub fn row_key(entity: &'a DynamicEntity, template: &'static str) -> KeyReader<'a> {
+        KeyReader {
+            entity,
+            which: "RowKey",
+            template,
+            key: &entity.row_key,
+            pos: 0,
+        }
+    }
+
+    fn error(&self, what: String) -> Error {
+        Error::new(
+            ErrorKind::Decode,
+            format!(
+                "the {} {:?} doesn't match the template {:?}: {what}",
+                self.which, self.key, self.template
+            ),
+        )
+        .with_entity_key(self.entity.key())
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.key[self.pos..]
+    }
+
+    /// Expects literal text.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the key doesn't continue with `text`.
+    pub fn literal(&mut self, text: &str) -> Result<()> {
+        if self.rest().starts_with(text) {
+            self.pos += text.len();
+            Ok(())
+        } else {
+            Err(self.error(format!(
+                "expected {text:?} at byte {}, found {:?}",
+                self.pos,
+                self.rest()
+            )))
+        }
+    }
+
+    fn take_fixed(&mut self, width: usize, field: &str) -> Result<&'a str> {
+        let rest = self.rest();
+        match rest.get(..width) {
+            Some(part) => {
+                self.pos += width;
+                Ok(part)
+            }
+            None => Err(self.error(format!(
+                "field `{field}` needs {width} characters, found {rest:?}"
+            ))),
+        }
+    }
+
+    fn take_variable(&mut self, tail_len: usize, field: &str) -> Result<&'a str> {
+        let rest = self.rest();
+        let end = rest.len().checked_sub(tail_len);
+        match end.and_then(|end| rest.get(..end)) {
+            Some(part) => {
+                self.pos += part.len();
+                Ok(part)
+            }
+            None => Err(self.error(format!(
+                "field `{field}`: the key is too short for the rest of the template"
+            ))),
+        }
+    }
+
+    fn field<T>(&self, field: &str, part: &str, result: Result<T>) -> Result<T> {
+        result.map_err(|e| self.error(format!("field `{field}` from {part:?}: {}", e.message())))
+    }
+
+    /// Reads a variable-width `String` part: all but the last `tail_len` bytes of
+    /// what is left.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the key is too short.
+    pub fn string(&mut self, tail_len: usize, field: &'static str) -> Result<String> {
+        self.take_variable(tail_len, field).map(str::to_owned)
+    }
+
+    /// Reads a [`KeyText`] part of `width` bytes, or of variable width (all but the
+    /// last `tail_len` bytes) when `width` is `None`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the key is too short or the part isn't a key text of
+    /// `T`.
+    pub fn text<T: KeyText>(
+        &mut self,
+        width: Option<usize>,
+        tail_len: usize,
+        field: &'static str,
+    ) -> Result<T> {
+        let part = match width {
+            Some(width) => self.take_fixed(width, field)?,
+            None => self.take_variable(tail_len, field)?,
+        };
+        self.field(field, part, T::from_key_text(part))
+    }
+
+    /// Reads a zero-padded number of `width` digits.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part isn't `width` digits or doesn't fit `T`.
+    pub fn padded<T: KeyInt>(&mut self, width: usize, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(width, field)?;
+        let number = parse_padded(part, width).and_then(|n| {
+            T::from_key_u64(n).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Decode,
+                    format!("{n} is out of the field's range"),
+                )
+            })
+        });
+        self.field(field, part, number)
+    }
+
+    /// Reads a 20-digit signed number.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part isn't a signed key or doesn't fit `T`.
+    pub fn signed<T: KeyInt>(&mut self, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(SIGNED_KEY_WIDTH, field)?;
+        let number = decode_signed(part).and_then(|n| {
+            T::from_key_i64(n).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Decode,
+                    format!("{n} is out of the field's range"),
+                )
+            })
+        });
+        self.field(field, part, number)
+    }
+
+    /// Reads 19-digit ticks.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part isn't a ticks key or `T` can't hold it.
+    pub fn ticks<T: KeyTime>(&mut self, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
+        let time = decode_ticks_key(part).and_then(T::from_key_datetime);
+        self.field(field, part, time)
+    }
+
+    /// Reads 19-digit inverted ticks.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeyReader::ticks`].
+    pub fn rticks<T: KeyTime>(&mut self, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
+        let time = decode_reverse_ticks_key(part).and_then(T::from_key_datetime);
+        self.field(field, part, time)
+    }
+
+    /// Checks that the whole key was read.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when text is left over.
+    pub fn finish(self) -> Result<()> {
+        if self.pos == self.key.len() {
+            Ok(())
+        } else {
+            Err(self.error(format!("unexpected trailing text {:?}", self.rest())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_parts_read_back() {
+        let mut key = String::new();
+        write_literal(&mut key, "empid_");
+        write_padded(&mut key, &223u32, 6, "employee_id").unwrap();
+        write_literal(&mut key, "_");
+        write_signed(&mut key, &-5i32, "delta").unwrap();
+        write_literal(&mut key, "_");
+        let t = DateTime::from_ymd_hms(2024, 5, 6, 7, 8, 9).unwrap();
+        write_rticks(&mut key, &t, "at").unwrap();
+        write_literal(&mut key, "_");
+        write_str_part(&mut key, "Jo_nes", "name").unwrap();
+        write_literal(&mut key, "_");
+        write_ticks(&mut key, &t, "at2").unwrap();
+        let entity = DynamicEntity::new("p", finish_row_key(key).unwrap());
+
+        let mut r = KeyReader::row_key(&entity, "template");
+        r.literal("empid_").unwrap();
+        assert_eq!(r.padded::<u32>(6, "employee_id").unwrap(), 223);
+        r.literal("_").unwrap();
+        assert_eq!(r.signed::<i32>("delta").unwrap(), -5);
+        r.literal("_").unwrap();
+        assert_eq!(r.rticks::<DateTime>("at").unwrap(), t);
+        r.literal("_").unwrap();
+        assert_eq!(r.string(1 + 19, "name").unwrap(), "Jo_nes");
+        r.literal("_").unwrap();
+        assert_eq!(r.ticks::<DateTime>("at2").unwrap(), t);
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn bad_parts_are_refused_naming_the_field() {
+        let mut key = String::from("x");
+        let err = write_padded(&mut key, &1_000_000u32, 6, "employee_id").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidKey);
+        assert!(err.message().contains("employee_id"));
+        assert_eq!(key, "x", "nothing half-written");
+        assert!(write_padded(&mut key, &-1i32, 6, "n").is_err());
+        assert!(write_str_part(&mut key, "a/b", "dept").is_err());
+        assert!(write_signed(&mut key, &u64::MAX, "n").is_err());
+    }
+
+    #[test]
+    fn reader_errors_name_key_template_and_field() {
+        let entity = DynamicEntity::new("Sales", "empid_12x456");
+        let mut r = KeyReader::row_key(&entity, "empid_{employee_id:06}");
+        r.literal("empid_").unwrap();
+        let err = r.padded::<u32>(6, "employee_id").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode);
+        assert!(err.message().contains("employee_id"), "{}", err.message());
+        assert!(err.message().contains("empid_{employee_id:06}"));
+        assert_eq!(err.entity_key().unwrap().row_key, "empid_12x456");
+
+        let mut r = KeyReader::row_key(&entity, "t");
+        assert!(r.literal("email_").is_err());
+        let mut r = KeyReader::row_key(&entity, "t");
+        r.literal("empid_").unwrap();
+        assert!(r.finish().is_err());
+        let short = DynamicEntity::new("", "ab");
+        let mut r = KeyReader::row_key(&short, "t");
+        assert!(r.string(3, "x").is_err());
+    }
+}
