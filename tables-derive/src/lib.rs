@@ -1,5 +1,45 @@
-//! Derive macros of the `tables` SDK.
-//!
-//! The `#[derive(Entity)]` and `#[derive(EntityUnion)]` macros arrive with the derive
-//! issue; this crate is the workspace's placeholder for them until then and exports
-//! nothing yet.
+#![doc = include_str!("manual.md")]
+
+mod attr;
+mod error;
+mod expand;
+mod model;
+mod validate;
+
+use proc_macro::TokenStream;
+
+/// Derives `Entity` for a struct with named fields: key builders, range helpers,
+/// typed columns, index rows and the discriminator, from `#[entity(..)]`
+/// attributes. See the crate documentation for the grammar.
+#[proc_macro_derive(Entity, attributes(entity))]
+pub fn derive_entity(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    match attr::entity(&input).and_then(|model| validate::entity(&model).map(|()| model)) {
+        Ok(model) => expand::entity(&model).into(),
+        Err(errors) => expand::entity_stub(&input, &attr::krate(&input), errors).into(),
+    }
+}
+
+/// Derives `EntityUnion` for an enum whose variants each wrap one entity type,
+/// with an optional `#[entity(other)]` catch-all holding the raw row. See the
+/// crate documentation.
+#[proc_macro_derive(EntityUnion, attributes(entity))]
+pub fn derive_entity_union(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    match attr::union(&input).and_then(|model| validate::union(&model).map(|()| model)) {
+        Ok(model) => expand::union(&model).into(),
+        Err(errors) => expand::union_stub(&input, &attr::krate(&input), errors).into(),
+    }
+}
+
+/// Derives `Property` for a unit enum (stored as its variants' texts) or a
+/// one-field tuple struct (stored as the inner value). See the crate
+/// documentation.
+#[proc_macro_derive(Property, attributes(entity))]
+pub fn derive_property(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    match attr::property(&input).and_then(|model| validate::property(&model).map(|()| model)) {
+        Ok(model) => expand::property(&model).into(),
+        Err(errors) => expand::property_stub(&input, &attr::krate(&input), errors).into(),
+    }
+}

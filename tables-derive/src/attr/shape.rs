@@ -1,0 +1,169 @@
+//! A syntactic reading of field types ([`TypeShape`]): enough to check key forms
+//! before the type checker runs. The generated code's trait bounds have the final
+//! word on what a type supports.
+
+use crate::model::TypeShape;
+
+/// Last path segments read as a date-time.
+const DATE_TIMES: [&str; 4] = [
+    "DateTime",
+    "OffsetDateTime",
+    "NaiveDateTime",
+    "PrimitiveDateTime",
+];
+/// Integer types a key can hold (Edm.Int32 / Edm.Int64 and narrower).
+const INTS: [&str; 8] = ["u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64"];
+
+/// Classifies `ty`.
+pub(crate) fn classify(ty: &syn::Type) -> TypeShape {
+    match ty {
+        syn::Type::Group(group) => classify(&group.elem),
+        syn::Type::Paren(paren) => classify(&paren.elem),
+        syn::Type::Path(path) if path.qself.is_none() => classify_path(&path.path),
+        _ => TypeShape::Other,
+    }
+}
+
+fn classify_path(path: &syn::Path) -> TypeShape {
+    let Some(last) = path.segments.last() else {
+        return TypeShape::Other;
+    };
+    let name = last.ident.to_string();
+    match &last.arguments {
+        syn::PathArguments::None => match name.as_str() {
+            "String" => TypeShape::String,
+            "bool" => TypeShape::Bool,
+            "f32" | "f64" => TypeShape::Float,
+            "Uuid" => TypeShape::Uuid,
+            int if INTS.contains(&int) => TypeShape::Int(name),
+            time if DATE_TIMES.contains(&time) => TypeShape::DateTime,
+            _ => TypeShape::Other,
+        },
+        syn::PathArguments::AngleBracketed(arguments) => {
+            let mut types = arguments.args.iter().filter_map(|argument| match argument {
+                syn::GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            });
+            let only = match (types.next(), types.next()) {
+                (Some(ty), None) => Some(ty),
+                _ => None,
+            };
+            match (name.as_str(), only) {
+                ("Option", Some(inner)) => TypeShape::Option(Box::new(classify(inner))),
+                ("Vec", Some(inner)) if classify(inner) == TypeShape::Int("u8".to_owned()) => {
+                    TypeShape::Bytes
+                }
+                // chrono's `DateTime<Utc>`.
+                (time, _) if DATE_TIMES.contains(&time) => TypeShape::DateTime,
+                _ => TypeShape::Other,
+            }
+        }
+        syn::PathArguments::Parenthesized(_) => TypeShape::Other,
+    }
+}
+
+/// The shape a key placeholder works with: the inner shape of an `Option<T>`
+/// (sparse index keys), else the shape itself.
+pub(crate) fn unwrap_option(shape: &TypeShape) -> &TypeShape {
+    match shape {
+        TypeShape::Option(inner) => inner,
+        other => other,
+    }
+}
+
+/// Whether an integer shape is unsigned (`u8`..`u64`).
+pub(crate) fn is_unsigned(int: &str) -> bool {
+    int.starts_with('u')
+}
+
+/// How a shape is named in messages.
+pub(crate) fn describe(shape: &TypeShape) -> String {
+    match shape {
+        TypeShape::String => "a String".to_owned(),
+        TypeShape::Bool => "a bool".to_owned(),
+        TypeShape::Int(name) => format!("an integer ({name})"),
+        TypeShape::Float => "a float".to_owned(),
+        TypeShape::Bytes => "bytes (Vec<u8>)".to_owned(),
+        TypeShape::Uuid => "a Uuid".to_owned(),
+        TypeShape::DateTime => "a date-time".to_owned(),
+        TypeShape::Option(inner) => format!("an Option of {}", describe(inner)),
+        TypeShape::Other => "a type with #[derive(Property)]".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use syn::parse_quote;
+
+    use super::*;
+
+    #[test]
+    fn classifies_the_supported_shapes() {
+        assert_eq!(classify(&parse_quote!(String)), TypeShape::String);
+        assert_eq!(
+            classify(&parse_quote!(::std::string::String)),
+            TypeShape::String
+        );
+        assert_eq!(classify(&parse_quote!(bool)), TypeShape::Bool);
+        assert_eq!(
+            classify(&parse_quote!(u32)),
+            TypeShape::Int("u32".to_owned())
+        );
+        assert_eq!(
+            classify(&parse_quote!(core::primitive::i64)),
+            TypeShape::Int("i64".to_owned())
+        );
+        assert_eq!(classify(&parse_quote!(f64)), TypeShape::Float);
+        assert_eq!(classify(&parse_quote!(Vec<u8>)), TypeShape::Bytes);
+        assert_eq!(classify(&parse_quote!(uuid::Uuid)), TypeShape::Uuid);
+        assert_eq!(classify(&parse_quote!(DateTime)), TypeShape::DateTime);
+        assert_eq!(
+            classify(&parse_quote!(chrono::DateTime<chrono::Utc>)),
+            TypeShape::DateTime
+        );
+        assert_eq!(
+            classify(&parse_quote!(time::OffsetDateTime)),
+            TypeShape::DateTime
+        );
+        assert_eq!(classify(&parse_quote!(NaiveDateTime)), TypeShape::DateTime);
+        assert_eq!(
+            classify(&parse_quote!(PrimitiveDateTime)),
+            TypeShape::DateTime
+        );
+        assert_eq!(
+            classify(&parse_quote!(Option<u8>)),
+            TypeShape::Option(Box::new(TypeShape::Int("u8".to_owned())))
+        );
+        assert_eq!(
+            classify(&parse_quote!(std::option::Option<Option<String>>)),
+            TypeShape::Option(Box::new(TypeShape::Option(Box::new(TypeShape::String))))
+        );
+        assert_eq!(classify(&parse_quote!((String))), TypeShape::String);
+    }
+
+    #[test]
+    fn everything_else_is_other() {
+        assert_eq!(classify(&parse_quote!(Vec<u16>)), TypeShape::Other);
+        assert_eq!(classify(&parse_quote!(Vec<String>)), TypeShape::Other);
+        assert_eq!(classify(&parse_quote!(usize)), TypeShape::Other);
+        assert_eq!(classify(&parse_quote!(Status)), TypeShape::Other);
+        assert_eq!(classify(&parse_quote!(&'static str)), TypeShape::Other);
+        assert_eq!(classify(&parse_quote!(<T as Tr>::Out)), TypeShape::Other);
+        assert_eq!(
+            classify(&parse_quote!(Result<u8, String>)),
+            TypeShape::Other
+        );
+        assert_eq!(classify(&parse_quote!(dyn Fn(u8))), TypeShape::Other);
+        assert_eq!(classify(&parse_quote!((u8, u8))), TypeShape::Other);
+    }
+
+    #[test]
+    fn option_unwraps_once_for_keys() {
+        let shape = classify(&parse_quote!(Option<Uuid>));
+        assert_eq!(unwrap_option(&shape), &TypeShape::Uuid);
+        assert_eq!(unwrap_option(&TypeShape::String), &TypeShape::String);
+        assert!(is_unsigned("u64"));
+        assert!(!is_unsigned("i8"));
+        assert_eq!(describe(&shape), "an Option of a Uuid");
+    }
+}

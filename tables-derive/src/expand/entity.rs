@@ -1,0 +1,292 @@
+//! `impl Entity`: keys, encoding to a `DynamicEntity`, decoding (with upgrades from
+//! older versions) and the compile-time checks of `upgrade_from`.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::keys::{call_writer, read_back, writer_name, Which};
+use super::names::{field_name, lit, local};
+use super::schema::schema_static;
+use super::{indexes, is_stored, Ctx};
+use crate::model::{Codec, DefaultValue, Field};
+
+/// The `impl Entity for X` block.
+pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
+    let model = cx.model;
+    let p = &cx.private;
+    let ident = &model.ident;
+    let kind = lit(&model.kind);
+    let version = Literal::u32_unsuffixed(model.version);
+    let schema = schema_static();
+    let entity_key = entity_key(cx);
+    let to_entity = to_entity(cx);
+    let from_entity = from_entity(cx)?;
+    let decodes_version = decodes_version(cx);
+    let index_copies = indexes::index_copies(cx)?;
+    let index_entries = indexes::index_entries(cx)?;
+    Ok(quote! {
+        #[automatically_derived]
+        impl #p::Entity for #ident {
+            const KIND: &'static str = #kind;
+            const VERSION: u32 = #version;
+
+            fn schema() -> &'static #p::EntitySchema {
+                &#schema
+            }
+
+            #entity_key
+            #to_entity
+            #from_entity
+            #index_copies
+            #index_entries
+            #decodes_version
+        }
+    })
+}
+
+/// `&self.field`: the reference key writers take.
+pub(crate) fn self_ref(cx: &Ctx<'_>, i: usize) -> TokenStream {
+    let id = &cx.model.fields[i].ident;
+    quote!(&self.#id)
+}
+
+fn entity_key(cx: &Ctx<'_>) -> TokenStream {
+    let model = cx.model;
+    let p = &cx.private;
+    let arg = |i: usize| self_ref(cx, i);
+    let pk = call_writer(
+        &writer_name(None, Which::Partition),
+        &model.partition_key,
+        &arg,
+    );
+    let rk = call_writer(&writer_name(None, Which::Row), &model.row_key, &arg);
+    quote! {
+        fn entity_key(&self) -> #p::Result<#p::EntityKey> {
+            ::core::result::Result::Ok(#p::EntityKey {
+                partition_key: #pk?,
+                row_key: #rk?,
+            })
+        }
+    }
+}
+
+fn to_entity(cx: &Ctx<'_>) -> TokenStream {
+    let model = cx.model;
+    let p = &cx.private;
+    let arg = |i: usize| self_ref(cx, i);
+    let pk = call_writer(
+        &writer_name(None, Which::Partition),
+        &model.partition_key,
+        &arg,
+    );
+    let rk = call_writer(&writer_name(None, Which::Row), &model.row_key, &arg);
+    let kind = lit(&model.kind);
+    let version = Literal::u32_unsuffixed(model.version);
+    let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
+    let count = Literal::usize_unsuffixed(stored.len());
+    let new_entity = quote!(#p::new_entity(#pk?, #rk?, #kind, #version, #count));
+    if stored.is_empty() {
+        return quote! {
+            fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
+                ::core::result::Result::Ok(#new_entity)
+            }
+        };
+    }
+    let names = stored.iter().map(|f| lit(&f.property));
+    let pushes = stored.iter().enumerate().map(|(i, field)| {
+        let i = Literal::usize_unsuffixed(i);
+        let encode = encode(cx, field);
+        quote! {
+            if let ::core::option::Option::Some(__value) = #encode? {
+                #p::push_property(&mut __entity, __TABLES_NAMES.get(#i), __value);
+            }
+        }
+    });
+    quote! {
+        fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
+            static __TABLES_NAMES: #p::PropertyNames = #p::PropertyNames::new(&[#(#names),*]);
+            let mut __entity = #new_entity;
+            #(#pushes)*
+            ::core::result::Result::Ok(__entity)
+        }
+    }
+}
+
+/// The expression encoding a stored field: a `Result<Option<Value>>`.
+fn encode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
+    let p = &cx.private;
+    let id = &field.ident;
+    let ty = &field.ty;
+    let name = lit(&field_name(field));
+    let property = lit(&field.property);
+    match &field.codec {
+        Codec::Json => quote!(#p::encode_json::<#ty>(&self.#id, #name, #property)),
+        Codec::With(path) => {
+            quote!(#p::encode_with(#path::to_value(&self.#id), #name, #property))
+        }
+        Codec::Plain | Codec::Skip => quote!(#p::encode_field::<#ty>(&self.#id, #name, #property)),
+    }
+}
+
+fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
+    let model = cx.model;
+    let p = &cx.private;
+    let kind = lit(&model.kind);
+    let version = Literal::u32_unsuffixed(model.version);
+    let upgrades = model.upgrade_from.iter().map(|older| {
+        quote! {
+            if <#older as #p::Entity>::decodes_version(__version) {
+                return <#older as #p::Entity>::from_entity(entity)
+                    .map(::core::convert::Into::into);
+            }
+        }
+    });
+    let read_pk = read_back(cx, &model.partition_key, Which::Partition)?;
+    let read_rk = read_back(cx, &model.row_key, Which::Row)?;
+    let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
+    let take = take_properties(cx, &stored);
+    let mutability = if stored.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(mut)
+    };
+    let values = model.fields.iter().map(|field| {
+        let id = &field.ident;
+        let value = decode(cx, field);
+        quote!(#id: #value)
+    });
+    Ok(quote! {
+        fn from_entity(#mutability entity: #p::DynamicEntity) -> #p::Result<Self> {
+            let __version = #p::check_kind(&entity, #kind)?;
+            if __version != #version {
+                #(#upgrades)*
+                return ::core::result::Result::Err(
+                    #p::unknown_version(&entity, #kind, __version, #version),
+                );
+            }
+            #read_pk
+            #read_rk
+            #take
+            ::core::result::Result::Ok(Self { #(#values),* })
+        }
+    })
+}
+
+/// Moves the properties out and sorts them into one `Option<Value>` slot per stored
+/// field, in one pass (names the type doesn't know are dropped).
+fn take_properties(cx: &Ctx<'_>, stored: &[&Field]) -> TokenStream {
+    let p = &cx.private;
+    if stored.is_empty() {
+        return TokenStream::new();
+    }
+    let slots: Vec<syn::Ident> = stored.iter().map(|f| local("slot", f)).collect();
+    let names: Vec<syn::LitStr> = stored.iter().map(|f| lit(&f.property)).collect();
+    let sort = if let ([slot], [name]) = (slots.as_slice(), names.as_slice()) {
+        quote! {
+            if &*__name == #name {
+                #slot = ::core::option::Option::Some(__value);
+            }
+        }
+    } else {
+        quote! {
+            match &*__name {
+                #(#names => #slots = ::core::option::Option::Some(__value),)*
+                _ => {}
+            }
+        }
+    };
+    quote! {
+        #(let mut #slots: ::core::option::Option<#p::Value> = ::core::option::Option::None;)*
+        for (__name, __value) in #p::take_properties(&mut entity) {
+            #sort
+        }
+    }
+}
+
+/// The expression giving a field's value in `from_entity`.
+fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
+    let p = &cx.private;
+    if field.primary_key_use.is_some() {
+        let local = local("k", field);
+        return quote!(#local);
+    }
+    if matches!(field.codec, Codec::Skip) {
+        // Spanned on the field's type: a type without `Default` is reported there.
+        let ty = &field.ty;
+        return quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default());
+    }
+    let slot = local("slot", field);
+    let ty = &field.ty;
+    let name = lit(&field_name(field));
+    let property = lit(&field.property);
+    let with_value = |value: TokenStream| match &field.codec {
+        Codec::Json => quote!(#p::decode_json::<#ty>(#value, &entity, #name, #property)),
+        Codec::With(path) => {
+            quote!(#p::decode_with(#path::from_value(#value), &entity, #name, #property))
+        }
+        Codec::Plain | Codec::Skip => {
+            quote!(#p::decode_field::<#ty>(#value, &entity, #name, #property))
+        }
+    };
+    match &field.default {
+        None => {
+            let decode = with_value(quote!(#slot));
+            quote!(#decode?)
+        }
+        Some(default) => {
+            let default = match default {
+                DefaultValue::Trait => quote!(<#ty as ::core::default::Default>::default),
+                DefaultValue::Path(path) => quote!(#path),
+            };
+            let value = format_ident!("__present");
+            let decode = with_value(quote!(#value));
+            quote!(#p::missing_is_default(#slot, #default, |#value| #decode)?)
+        }
+    }
+}
+
+fn decodes_version(cx: &Ctx<'_>) -> TokenStream {
+    let model = cx.model;
+    if model.upgrade_from.is_empty() {
+        return TokenStream::new();
+    }
+    let p = &cx.private;
+    let version = Literal::u32_unsuffixed(model.version);
+    let older = &model.upgrade_from;
+    quote! {
+        fn decodes_version(version: u32) -> bool {
+            version == #version #(|| <#older as #p::Entity>::decodes_version(version))*
+        }
+    }
+}
+
+/// Compile-time checks that every `upgrade_from` type has the same kind and a lower
+/// version.
+pub(crate) fn upgrade_asserts(cx: &Ctx<'_>) -> TokenStream {
+    let model = cx.model;
+    let p = &cx.private;
+    let kind = lit(&model.kind);
+    let version = Literal::u32_unsuffixed(model.version);
+    let mut items = TokenStream::new();
+    for older in &model.upgrade_from {
+        let older_name = quote!(#older).to_string().replace(' ', "");
+        let same_kind = lit(&format!(
+            "`{older_name}` in upgrade_from of `{}` must have the same kind (\"{}\"): give it #[entity(kind = \"{}\")]",
+            model.ident, model.kind, model.kind
+        ));
+        let lower_version = lit(&format!(
+            "`{older_name}` in upgrade_from of `{}` must have a version below {}",
+            model.ident, model.version
+        ));
+        // Spanned on the listed path: a failed check points at it.
+        items.extend(quote_spanned! {older.span()=>
+            const _: () = ::core::assert!(
+                #p::str_eq(<#older as #p::Entity>::KIND, #kind),
+                #same_kind
+            );
+            const _: () = ::core::assert!(<#older as #p::Entity>::VERSION < #version, #lower_version);
+        });
+    }
+    items
+}

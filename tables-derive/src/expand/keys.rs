@@ -1,0 +1,419 @@
+//! Keys: the private writer function of every template, the public key builders
+//! (`key`, `partition_key`, `row_key`, `<index>_key`) and the parse-back of the
+//! primary keys into fields.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::names::{field_name, ident, key_type, lit, local, KeyType};
+use super::Ctx;
+use crate::model::{Index, KeyForm, Segment, Template};
+
+/// Which key of a row a template builds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Which {
+    Partition,
+    Row,
+}
+
+impl Which {
+    fn finish(self) -> &'static str {
+        match self {
+            Which::Partition => "finish_partition_key",
+            Which::Row => "finish_row_key",
+        }
+    }
+
+    fn reader(self) -> &'static str {
+        match self {
+            Which::Partition => "partition_key",
+            Which::Row => "row_key",
+        }
+    }
+}
+
+/// The distinct fields of the templates' placeholders, in order of first use.
+pub(crate) fn template_fields(templates: &[&Template]) -> Vec<usize> {
+    let mut fields = Vec::new();
+    for template in templates {
+        add_fields(&mut fields, &template.segments);
+    }
+    fields
+}
+
+/// The distinct fields of `segments`' placeholders, in order of first use.
+pub(crate) fn segment_fields(segments: &[Segment]) -> Vec<usize> {
+    let mut fields = Vec::new();
+    add_fields(&mut fields, segments);
+    fields
+}
+
+fn add_fields(fields: &mut Vec<usize>, segments: &[Segment]) {
+    for segment in segments {
+        if let Segment::Field(placeholder) = segment {
+            if !fields.contains(&placeholder.field) {
+                fields.push(placeholder.field);
+            }
+        }
+    }
+}
+
+/// The name of the private writer of the primary's PartitionKey or RowKey, or of
+/// index `index`'s.
+pub(crate) fn writer_name(index: Option<usize>, which: Which) -> syn::Ident {
+    match index {
+        None => format_ident!("__tables_{}", which.reader()),
+        Some(i) => format_ident!("__tables_index{}_{}", i, which.reader()),
+    }
+}
+
+/// Statements appending `segments` to the `String` named `out`; `arg(field)` is the
+/// expression giving a reference to the field's key value (`&str` for text).
+pub(crate) fn write_segments(
+    cx: &Ctx<'_>,
+    segments: &[Segment],
+    out: &syn::Ident,
+    arg: &dyn Fn(usize) -> TokenStream,
+) -> syn::Result<TokenStream> {
+    let p = &cx.private;
+    let mut statements = TokenStream::new();
+    for segment in segments {
+        let statement = match segment {
+            Segment::Literal(text) => {
+                let text = lit(text);
+                quote!(#p::write_literal(&mut #out, #text);)
+            }
+            Segment::Field(placeholder) => {
+                let field = &cx.model.fields[placeholder.field];
+                let kt = key_type(field)?;
+                let name = lit(&field_name(field));
+                let value = arg(placeholder.field);
+                match placeholder.form {
+                    KeyForm::Text if kt.is_str() => {
+                        quote!(#p::write_str_part(&mut #out, #value, #name)?;)
+                    }
+                    KeyForm::Text | KeyForm::Uuid => {
+                        quote!(#p::write_text(&mut #out, #value, #name)?;)
+                    }
+                    KeyForm::Padded(width) => {
+                        let width = Literal::usize_unsuffixed(width);
+                        quote!(#p::write_padded(&mut #out, #value, #width, #name)?;)
+                    }
+                    KeyForm::Signed => quote!(#p::write_signed(&mut #out, #value, #name)?;),
+                    KeyForm::Ticks => quote!(#p::write_ticks(&mut #out, #value, #name)?;),
+                    KeyForm::ReverseTicks => {
+                        quote!(#p::write_rticks(&mut #out, #value, #name)?;)
+                    }
+                }
+            }
+        };
+        statements.extend(statement);
+    }
+    Ok(statements)
+}
+
+/// The byte length of a segment when it doesn't depend on the value.
+fn fixed_len(segment: &Segment) -> Option<usize> {
+    match segment {
+        Segment::Literal(text) => Some(text.len()),
+        Segment::Field(placeholder) => placeholder.form.fixed_width(),
+    }
+}
+
+/// `String::with_capacity(..)` for `segments`: literal text and fixed widths, plus
+/// the length of each `&str` value.
+pub(crate) fn with_capacity(
+    cx: &Ctx<'_>,
+    segments: &[Segment],
+    arg: &dyn Fn(usize) -> TokenStream,
+) -> syn::Result<TokenStream> {
+    let fixed: usize = segments.iter().filter_map(fixed_len).sum();
+    let fixed = Literal::usize_unsuffixed(fixed);
+    let mut lengths = Vec::new();
+    for segment in segments {
+        if let Segment::Field(placeholder) = segment {
+            let field = &cx.model.fields[placeholder.field];
+            if placeholder.form == KeyForm::Text && key_type(field)?.is_str() {
+                let value = arg(placeholder.field);
+                lengths.push(quote!(#value.len()));
+            }
+        }
+    }
+    Ok(quote!(::std::string::String::with_capacity(#fixed #(+ #lengths)*)))
+}
+
+/// The private writer of one template: `fn name(field: &T, ..) -> Result<String>`,
+/// parameters in order of first use, `&str` for text.
+pub(crate) fn writer_fn(
+    cx: &Ctx<'_>,
+    name: &syn::Ident,
+    template: &Template,
+    which: Which,
+) -> syn::Result<TokenStream> {
+    let p = &cx.private;
+    let mut params = Vec::new();
+    for i in template_fields(&[template]) {
+        let field = &cx.model.fields[i];
+        let id = &field.ident;
+        let ty = key_type(field)?.ref_type();
+        params.push(quote!(#id: #ty));
+    }
+    let finish = format_ident!("{}", which.finish());
+    let body = if template.segments.is_empty() {
+        quote!(#p::#finish(::std::string::String::new()))
+    } else {
+        let out = format_ident!("__key");
+        let arg = |i: usize| {
+            let id = &cx.model.fields[i].ident;
+            quote!(#id)
+        };
+        let capacity = with_capacity(cx, &template.segments, &arg)?;
+        let writes = write_segments(cx, &template.segments, &out, &arg)?;
+        quote! {
+            let mut #out = #capacity;
+            #writes
+            #p::#finish(#out)
+        }
+    };
+    Ok(quote! {
+        #[allow(clippy::too_many_arguments)]
+        fn #name(#(#params),*) -> #p::Result<::std::string::String> {
+            #body
+        }
+    })
+}
+
+/// A call of a writer with the fields' references from `arg`.
+pub(crate) fn call_writer(
+    name: &syn::Ident,
+    template: &Template,
+    arg: &dyn Fn(usize) -> TokenStream,
+) -> TokenStream {
+    let args = template_fields(&[template]).into_iter().map(arg);
+    quote!(#name(#(#args),*))
+}
+
+/// One public builder parameter per field, `&str` for text and the value otherwise.
+pub(crate) fn value_params(cx: &Ctx<'_>, fields: &[usize]) -> syn::Result<Vec<TokenStream>> {
+    fields
+        .iter()
+        .map(|&i| {
+            let field = &cx.model.fields[i];
+            let id = &field.ident;
+            let ty = key_type(field)?.value_type();
+            Ok(quote!(#id: #ty))
+        })
+        .collect()
+}
+
+/// The reference a writer takes, from a public builder's parameter.
+pub(crate) fn param_ref(cx: &Ctx<'_>, i: usize) -> TokenStream {
+    let field = &cx.model.fields[i];
+    let id = &field.ident;
+    match key_type(field) {
+        Ok(kt) if kt.is_str() => quote!(#id),
+        _ => quote!(&#id),
+    }
+}
+
+/// `key`, `partition_key`, `row_key` and every `<index>_key`.
+pub(crate) fn builders(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
+    let model = cx.model;
+    let p = &cx.private;
+    let vis = &model.vis;
+    let kind = &model.kind;
+    let arg = |i: usize| param_ref(cx, i);
+    let errors = "\n\n# Errors\n\n`ErrorKind::InvalidKey` naming the field whose value can't be \
+                  written into the key (a forbidden character, a number wider than its \
+                  padding, a key over 1 KiB).";
+
+    let pk_fields = template_fields(&[&model.partition_key]);
+    let rk_fields = template_fields(&[&model.row_key]);
+    let all_fields = template_fields(&[&model.partition_key, &model.row_key]);
+    let pk_params = value_params(cx, &pk_fields)?;
+    let rk_params = value_params(cx, &rk_fields)?;
+    let all_params = value_params(cx, &all_fields)?;
+    let pk_call = call_writer(
+        &writer_name(None, Which::Partition),
+        &model.partition_key,
+        &arg,
+    );
+    let rk_call = call_writer(&writer_name(None, Which::Row), &model.row_key, &arg);
+    let pk_doc = lit(&format!(
+        "The PartitionKey of `{kind}` rows with these values (template `{}`).{errors}",
+        model.partition_key.source
+    ));
+    let rk_doc = lit(&format!(
+        "The RowKey of the `{kind}` row with these values (template `{}`).{errors}",
+        model.row_key.source
+    ));
+    let key_doc = lit(&format!(
+        "The key of the `{kind}` row with these values (PartitionKey `{}`, RowKey `{}`).{errors}",
+        model.partition_key.source, model.row_key.source
+    ));
+    let mut items = quote! {
+        #[doc = #key_doc]
+        #vis fn key(#(#all_params),*) -> #p::Result<#p::EntityKey> {
+            ::core::result::Result::Ok(#p::EntityKey {
+                partition_key: #pk_call?,
+                row_key: #rk_call?,
+            })
+        }
+        #[doc = #pk_doc]
+        #vis fn partition_key(#(#pk_params),*) -> #p::Result<::std::string::String> {
+            #pk_call
+        }
+        #[doc = #rk_doc]
+        #vis fn row_key(#(#rk_params),*) -> #p::Result<::std::string::String> {
+            #rk_call
+        }
+    };
+    for (i, index) in model.indexes.iter().enumerate() {
+        items.extend(index_builder(cx, i, index, errors)?);
+    }
+    Ok(items)
+}
+
+fn index_builder(cx: &Ctx<'_>, i: usize, index: &Index, errors: &str) -> syn::Result<TokenStream> {
+    let p = &cx.private;
+    let vis = &cx.model.vis;
+    let name = ident(&format!("{}_key", index.name), index.name_span)?;
+    let fields = template_fields(&[&index.partition_key, &index.row_key]);
+    let params = value_params(cx, &fields)?;
+    let arg = |i: usize| param_ref(cx, i);
+    let pk_call = call_writer(
+        &writer_name(Some(i), Which::Partition),
+        &index.partition_key,
+        &arg,
+    );
+    let rk_call = call_writer(&writer_name(Some(i), Which::Row), &index.row_key, &arg);
+    let what = match index.kind {
+        crate::model::IndexKind::Copy => "index",
+        crate::model::IndexKind::List => "index entity",
+    };
+    let doc = lit(&format!(
+        "The key of {what} `{}`'s row for these values (PartitionKey `{}`, RowKey `{}`{}).{errors}",
+        index.name,
+        index.partition_key.source,
+        index.row_key.source,
+        match &index.table {
+            Some(table) => format!(", table `{table}`"),
+            None => String::new(),
+        },
+    ));
+    Ok(quote! {
+        #[doc = #doc]
+        #vis fn #name(#(#params),*) -> #p::Result<#p::EntityKey> {
+            ::core::result::Result::Ok(#p::EntityKey {
+                partition_key: #pk_call?,
+                row_key: #rk_call?,
+            })
+        }
+    })
+}
+
+/// The private writers of every template (primary and indexes).
+pub(crate) fn writers(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
+    let model = cx.model;
+    let mut items = writer_fn(
+        cx,
+        &writer_name(None, Which::Partition),
+        &model.partition_key,
+        Which::Partition,
+    )?;
+    items.extend(writer_fn(
+        cx,
+        &writer_name(None, Which::Row),
+        &model.row_key,
+        Which::Row,
+    )?);
+    for (i, index) in model.indexes.iter().enumerate() {
+        items.extend(writer_fn(
+            cx,
+            &writer_name(Some(i), Which::Partition),
+            &index.partition_key,
+            Which::Partition,
+        )?);
+        items.extend(writer_fn(
+            cx,
+            &writer_name(Some(i), Which::Row),
+            &index.row_key,
+            Which::Row,
+        )?);
+    }
+    Ok(items)
+}
+
+/// Statements reading the fields of a primary template back out of `entity`'s key
+/// into locals `__k_<field>`.
+pub(crate) fn read_back(
+    cx: &Ctx<'_>,
+    template: &Template,
+    which: Which,
+) -> syn::Result<TokenStream> {
+    let p = &cx.private;
+    let source = lit(&template.source);
+    let open = format_ident!("{}", which.reader());
+    if template.segments.is_empty() {
+        return Ok(quote!(#p::KeyReader::#open(&entity, #source).finish()?;));
+    }
+    let reader = format_ident!("__reader");
+    let mut statements = quote!(let mut #reader = #p::KeyReader::#open(&entity, #source););
+    for (position, segment) in template.segments.iter().enumerate() {
+        let statement = match segment {
+            Segment::Literal(text) => {
+                let text = lit(text);
+                quote!(#reader.literal(#text)?;)
+            }
+            Segment::Field(placeholder) => {
+                let field = &cx.model.fields[placeholder.field];
+                let kt = key_type(field)?;
+                let value = read_part(
+                    &reader,
+                    &kt,
+                    placeholder.form,
+                    tail_len(template, position),
+                    &field_name(field),
+                );
+                let target = local("k", field);
+                quote!(let #target = #value?;)
+            }
+        };
+        statements.extend(statement);
+    }
+    statements.extend(quote!(#reader.finish()?;));
+    Ok(statements)
+}
+
+/// The bytes a template writes after segment `position` (variable parts count 0:
+/// validation allows one per template, the one being read).
+fn tail_len(template: &Template, position: usize) -> usize {
+    template.segments[position + 1..]
+        .iter()
+        .filter_map(fixed_len)
+        .sum()
+}
+
+fn read_part(
+    reader: &syn::Ident,
+    kt: &KeyType<'_>,
+    form: KeyForm,
+    tail: usize,
+    name: &str,
+) -> TokenStream {
+    let ty = kt.ty;
+    let name = lit(name);
+    let tail = Literal::usize_unsuffixed(tail);
+    match form {
+        KeyForm::Text if kt.is_str() => quote!(#reader.string(#tail, #name)),
+        KeyForm::Text => quote!(#reader.text::<#ty>(::core::option::Option::None, #tail, #name)),
+        KeyForm::Uuid => quote!(#reader.text::<#ty>(::core::option::Option::Some(36), 0, #name)),
+        KeyForm::Padded(width) => {
+            let width = Literal::usize_unsuffixed(width);
+            quote!(#reader.padded::<#ty>(#width, #name))
+        }
+        KeyForm::Signed => quote!(#reader.signed::<#ty>(#name)),
+        KeyForm::Ticks => quote!(#reader.ticks::<#ty>(#name)),
+        KeyForm::ReverseTicks => quote!(#reader.rticks::<#ty>(#name)),
+    }
+}

@@ -1,0 +1,124 @@
+//! Code generation: from the model only (attributes are parsed and checked before
+//! this runs). Generated code sits in `const _: () = { .. };`, reaches the runtime
+//! only through `<krate>::__private`, spells every other path absolutely and carries
+//! `#[automatically_derived]` on its impls.
+//!
+//! For an entity the block holds: the static schema, one private writer function per
+//! key template (`__tables_partition_key`, `__tables_index0_row_key`, ..), an
+//! inherent impl with the key builders, range helpers and typed columns, the
+//! `Entity` impl and the `upgrade_from` checks.
+
+mod entity;
+mod indexes;
+mod keys;
+mod names;
+mod property;
+mod ranges;
+mod schema;
+mod stub;
+#[cfg(test)]
+mod tests;
+mod union;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::{Codec, EntityModel, Field, PropertyModel, UnionModel};
+
+/// What the generators of one entity share.
+pub(crate) struct Ctx<'a> {
+    model: &'a EntityModel,
+    /// `<krate>::__private`.
+    private: TokenStream,
+}
+
+/// Whether a field is stored as a property: not a primary key field, not skipped.
+fn is_stored(field: &Field) -> bool {
+    field.primary_key_use.is_none() && !matches!(field.codec, Codec::Skip)
+}
+
+/// Everything `#[derive(Entity)]` generates for a valid model.
+pub(crate) fn entity(model: &EntityModel) -> TokenStream {
+    match entity_items(model) {
+        Ok(items) => items,
+        Err(error) => stub::entity(
+            &model.ident,
+            &syn::Generics::default(),
+            &model.krate,
+            &error,
+        ),
+    }
+}
+
+fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
+    let krate = &model.krate;
+    let cx = Ctx {
+        model,
+        private: quote!(#krate::__private),
+    };
+    let ident = &model.ident;
+    let statics = schema::statics(&cx);
+    let writers = keys::writers(&cx)?;
+    let builders = keys::builders(&cx)?;
+    let ranges = ranges::helpers(&cx)?;
+    let columns = schema::columns(&cx)?;
+    let impl_entity = entity::impl_entity(&cx)?;
+    let upgrade_asserts = entity::upgrade_asserts(&cx);
+    Ok(quote! {
+        const _: () = {
+            #statics
+            #writers
+
+            // Builders take one parameter per template field, however many that is.
+            #[automatically_derived]
+            #[allow(dead_code, clippy::too_many_arguments)]
+            impl #ident {
+                #builders
+                #ranges
+                #columns
+            }
+
+            #impl_entity
+            #upgrade_asserts
+        };
+    })
+}
+
+/// The derive's errors and a stub `impl Entity` (see [`stub`]).
+pub(crate) fn entity_stub(
+    input: &syn::DeriveInput,
+    krate: &syn::Path,
+    errors: syn::Error,
+) -> TokenStream {
+    stub::entity(&input.ident, &input.generics, krate, &errors)
+}
+
+/// Everything `#[derive(EntityUnion)]` generates for a valid model.
+pub(crate) fn union(model: &UnionModel) -> TokenStream {
+    let items = union::union_items(model);
+    quote!(const _: () = { #items };)
+}
+
+/// The derive's errors and a stub `impl EntityUnion`.
+pub(crate) fn union_stub(
+    input: &syn::DeriveInput,
+    krate: &syn::Path,
+    errors: syn::Error,
+) -> TokenStream {
+    stub::union(&input.ident, &input.generics, krate, &errors)
+}
+
+/// Everything `#[derive(Property)]` generates for a valid model.
+pub(crate) fn property(model: &PropertyModel) -> TokenStream {
+    let items = property::property_items(model);
+    quote!(const _: () = { #items };)
+}
+
+/// The derive's errors and a stub `impl Property`.
+pub(crate) fn property_stub(
+    input: &syn::DeriveInput,
+    krate: &syn::Path,
+    errors: syn::Error,
+) -> TokenStream {
+    stub::property(input, krate, &errors)
+}

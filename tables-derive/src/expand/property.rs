@@ -1,0 +1,142 @@
+//! `#[derive(Property)]`: a unit enum stored as its variants' texts (and usable as
+//! `{field}` in keys), or a newtype stored as its inner type (with the key trait the
+//! inner type's shape allows).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::names::lit;
+use crate::model::{PropertyBody, PropertyModel, TypeShape};
+
+/// Everything generated for a `Property` type (without the `const _` wrapper).
+pub(crate) fn property_items(model: &PropertyModel) -> TokenStream {
+    match &model.body {
+        PropertyBody::UnitEnum(variants) => unit_enum(model, variants),
+        PropertyBody::Newtype { ty, shape } => newtype(model, ty, shape),
+    }
+}
+
+fn unit_enum(model: &PropertyModel, variants: &[(syn::Ident, String)]) -> TokenStream {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let ident = &model.ident;
+    let name = lit(&ident.to_string());
+    let idents: Vec<&syn::Ident> = variants.iter().map(|(id, _)| id).collect();
+    let texts: Vec<syn::LitStr> = variants.iter().map(|(_, text)| lit(text)).collect();
+    quote! {
+        fn __tables_text(value: &#ident) -> &'static str {
+            match value {
+                #(#ident::#idents => #texts,)*
+            }
+        }
+
+        fn __tables_parse(text: &str) -> #p::Result<#ident> {
+            match text {
+                #(#texts => ::core::result::Result::Ok(#ident::#idents),)*
+                _ => ::core::result::Result::Err(#p::unknown_variant(text, #name, &[#(#texts),*])),
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Property for #ident {
+            type Scalar = #ident;
+            const EDM_TYPE: #p::EdmType = #p::EdmType::String;
+
+            fn to_value(&self) -> #p::Result<::core::option::Option<#p::Value>> {
+                ::core::result::Result::Ok(::core::option::Option::Some(#p::Value::String(
+                    ::std::string::String::from(__tables_text(self)),
+                )))
+            }
+
+            fn from_value(value: ::core::option::Option<#p::Value>) -> #p::Result<Self> {
+                let text = #p::expect_string(value)?;
+                __tables_parse(&text)
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::KeyText for #ident {
+            fn write_key_text(&self, out: &mut ::std::string::String) {
+                out.push_str(__tables_text(self));
+            }
+
+            fn from_key_text(text: &str) -> #p::Result<Self> {
+                __tables_parse(text)
+            }
+        }
+    }
+}
+
+fn newtype(model: &PropertyModel, ty: &syn::Type, shape: &TypeShape) -> TokenStream {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let ident = &model.ident;
+    let key_trait = match shape {
+        TypeShape::String | TypeShape::Uuid => quote! {
+            #[automatically_derived]
+            impl #p::KeyText for #ident {
+                fn write_key_text(&self, out: &mut ::std::string::String) {
+                    <#ty as #p::KeyText>::write_key_text(&self.0, out);
+                }
+
+                fn from_key_text(text: &str) -> #p::Result<Self> {
+                    <#ty as #p::KeyText>::from_key_text(text).map(#ident)
+                }
+            }
+        },
+        TypeShape::Int(_) => quote! {
+            #[automatically_derived]
+            impl #p::KeyInt for #ident {
+                fn to_key_u64(&self) -> ::core::option::Option<u64> {
+                    <#ty as #p::KeyInt>::to_key_u64(&self.0)
+                }
+
+                fn to_key_i64(&self) -> ::core::option::Option<i64> {
+                    <#ty as #p::KeyInt>::to_key_i64(&self.0)
+                }
+
+                fn from_key_u64(value: u64) -> ::core::option::Option<Self> {
+                    <#ty as #p::KeyInt>::from_key_u64(value).map(#ident)
+                }
+
+                fn from_key_i64(value: i64) -> ::core::option::Option<Self> {
+                    <#ty as #p::KeyInt>::from_key_i64(value).map(#ident)
+                }
+            }
+        },
+        TypeShape::DateTime => quote! {
+            #[automatically_derived]
+            impl #p::KeyTime for #ident {
+                fn to_key_datetime(&self) -> #p::Result<#p::DateTime> {
+                    <#ty as #p::KeyTime>::to_key_datetime(&self.0)
+                }
+
+                fn from_key_datetime(time: #p::DateTime) -> #p::Result<Self> {
+                    <#ty as #p::KeyTime>::from_key_datetime(time).map(#ident)
+                }
+            }
+        },
+        TypeShape::Bool
+        | TypeShape::Float
+        | TypeShape::Bytes
+        | TypeShape::Option(_)
+        | TypeShape::Other => TokenStream::new(),
+    };
+    quote! {
+        #[automatically_derived]
+        impl #p::Property for #ident {
+            type Scalar = #ident;
+            const EDM_TYPE: #p::EdmType = <#ty as #p::Property>::EDM_TYPE;
+
+            fn to_value(&self) -> #p::Result<::core::option::Option<#p::Value>> {
+                <#ty as #p::Property>::to_value(&self.0)
+            }
+
+            fn from_value(value: ::core::option::Option<#p::Value>) -> #p::Result<Self> {
+                <#ty as #p::Property>::from_value(value).map(#ident)
+            }
+        }
+
+        #key_trait
+    }
+}

@@ -1,0 +1,126 @@
+//! The static `EntitySchema` (with its property and index tables) and the typed
+//! column constants.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+
+use super::names::{field_name, ident, lit};
+use super::{is_stored, Ctx};
+use crate::model::{Codec, IndexKind};
+
+/// The name of the static array of the entity's `IndexSchema`s.
+pub(crate) fn indexes_static() -> syn::Ident {
+    format_ident!("__TABLES_INDEXES")
+}
+
+/// The name of the static `EntitySchema`.
+pub(crate) fn schema_static() -> syn::Ident {
+    format_ident!("__TABLES_SCHEMA")
+}
+
+/// `static __TABLES_INDEXES: [IndexSchema; N]` and `static __TABLES_SCHEMA`.
+pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
+    let model = cx.model;
+    let p = &cx.private;
+    let properties = model.fields.iter().filter(|f| is_stored(f)).map(|field| {
+        let name = lit(&field_name(field));
+        let property = lit(&field.property);
+        let stored_as = match field.codec {
+            Codec::Json => quote!(Json),
+            Codec::With(_) => quote!(Custom),
+            Codec::Plain | Codec::Skip => quote!(Plain),
+        };
+        quote! {
+            #p::PropertySchema {
+                field: #name,
+                name: #property,
+                stored_as: #p::StoredAs::#stored_as,
+            }
+        }
+    });
+    let indexes = model.indexes.iter().map(|index| {
+        let name = lit(&index.name);
+        let kind = match index.kind {
+            IndexKind::Copy => quote!(Copy),
+            IndexKind::List => quote!(List),
+        };
+        let table = match &index.table {
+            Some(table) => {
+                let table = lit(table);
+                quote!(::core::option::Option::Some(#table))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let partition_key = lit(&index.partition_key.source);
+        let row_key = lit(&index.row_key.source);
+        let include = match &index.include {
+            Some(fields) => {
+                let names = fields.iter().map(|&i| lit(&model.fields[i].property));
+                quote!(::core::option::Option::Some(&[#(#names),*]))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let same_partition = index.same_partition;
+        quote! {
+            #p::IndexSchema {
+                name: #name,
+                kind: #p::IndexKind::#kind,
+                table: #table,
+                partition_key: #partition_key,
+                row_key: #row_key,
+                include: #include,
+                same_partition: #same_partition,
+            }
+        }
+    });
+    let count = Literal::usize_unsuffixed(model.indexes.len());
+    let kind = lit(&model.kind);
+    let version = Literal::u32_unsuffixed(model.version);
+    let partition_key = lit(&model.partition_key.source);
+    let row_key = lit(&model.row_key.source);
+    let indexes_static = indexes_static();
+    let schema_static = schema_static();
+    quote! {
+        static #indexes_static: [#p::IndexSchema; #count] = [#(#indexes),*];
+        static #schema_static: #p::EntitySchema = #p::EntitySchema {
+            kind: #kind,
+            version: #version,
+            partition_key: #partition_key,
+            row_key: #row_key,
+            properties: &[#(#properties),*],
+            indexes: &#indexes_static,
+        };
+    }
+}
+
+/// `const AGE: TypedColumn<<i32 as Property>::Scalar> = TypedColumn::new("Age");`
+/// for every plain stored field.
+pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
+    let model = cx.model;
+    let p = &cx.private;
+    let vis = &model.vis;
+    let mut items = TokenStream::new();
+    for field in model
+        .fields
+        .iter()
+        .filter(|f| is_stored(f) && matches!(f.codec, Codec::Plain))
+    {
+        let name = ident(&field.column, field.ident.span())?;
+        let ty = &field.ty;
+        let property = lit(&field.property);
+        let doc = lit(&format!(
+            "The typed column of property `{}` (field `{}`), for filters and projections; \
+             values are encoded as the field stores them.",
+            field.property,
+            field_name(field)
+        ));
+        // Spanned on the field's type: a type that is no `Property` is reported there.
+        items.extend(quote_spanned! {ty.span()=>
+            #[doc = #doc]
+            #vis const #name: #p::TypedColumn<<#ty as #p::Property>::Scalar> =
+                <#p::TypedColumn<<#ty as #p::Property>::Scalar>>::new(#property);
+        });
+    }
+    Ok(items)
+}

@@ -1,0 +1,243 @@
+//! The model: what a derive input means, after attribute parsing and before code
+//! generation. `attr/` builds it (collecting every error), `validate.rs` checks it
+//! with one function per rule, `expand/` generates code from it and nothing else.
+
+use proc_macro2::Span;
+
+/// `#[derive(Entity)]` on a struct with named fields.
+pub(crate) struct EntityModel {
+    /// The struct's name.
+    pub(crate) ident: syn::Ident,
+    /// The struct's visibility: generated inherent items use it.
+    pub(crate) vis: syn::Visibility,
+    /// Root path of the runtime: `::tables_client` unless `#[entity(crate = "..")]`.
+    pub(crate) krate: syn::Path,
+    /// The discriminator written as `EntityType` (defaults to the struct's name).
+    pub(crate) kind: String,
+    /// Where the kind came from (the `kind = ".."` literal, or the struct name).
+    pub(crate) kind_span: Span,
+    /// The discriminator version written as `EntityVersion` (default 1, at least 1).
+    pub(crate) version: u32,
+    /// Older versions of this entity that rows may still hold: each type implements
+    /// `Entity` with the same kind and a lower version, and `Into<Self>`.
+    pub(crate) upgrade_from: Vec<syn::Path>,
+    /// The PartitionKey template.
+    pub(crate) partition_key: Template,
+    /// The RowKey template.
+    pub(crate) row_key: Template,
+    /// Secondary indexes (`index(..)`) and index entities (`index_entity(..)`), in
+    /// declaration order.
+    pub(crate) indexes: Vec<Index>,
+    /// Every named field, in declaration order (skipped ones too).
+    pub(crate) fields: Vec<Field>,
+}
+
+/// One field of an entity struct.
+pub(crate) struct Field {
+    /// The field's name.
+    pub(crate) ident: syn::Ident,
+    /// The field's type as written.
+    pub(crate) ty: syn::Type,
+    /// What the type looks like, syntactically.
+    pub(crate) shape: TypeShape,
+    /// The stored property name (after `rename` / `rename_all`).
+    pub(crate) property: String,
+    /// Span of the `rename = ".."` literal if any, else the field's ident.
+    pub(crate) property_span: Span,
+    /// How the value is stored.
+    pub(crate) codec: Codec,
+    /// What an absent property decodes to; `None` means absent is an error
+    /// (except for `Option<T>` fields, which decode absent as `None`).
+    pub(crate) default: Option<DefaultValue>,
+    /// Name of the typed filter column constant (SCREAMING_SNAKE of the field name
+    /// unless `#[entity(column = "..")]`).
+    pub(crate) column: String,
+    /// Where the field is used in the primary key templates: `Some` when the field is
+    /// parsed back from the PartitionKey or RowKey (and then not stored as a
+    /// property). Filled by `attr/` after the templates are parsed.
+    pub(crate) primary_key_use: Option<KeyUse>,
+}
+
+/// Which key a field of the primary key lives in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum KeyUse {
+    PartitionKey,
+    RowKey,
+}
+
+/// How a field is stored.
+pub(crate) enum Codec {
+    /// Through the `Property` trait of its type.
+    Plain,
+    /// `#[entity(json)]`: serde_json into a String property.
+    Json,
+    /// `#[entity(with = path)]`: `path::to_value(&T) -> Result<Option<Value>>` and
+    /// `path::from_value(Option<Value>) -> Result<T>`.
+    With(syn::Path),
+    /// `#[entity(skip)]`: not stored; decoded as `Default::default()`.
+    Skip,
+}
+
+/// `#[entity(default)]` or `#[entity(default = path)]`.
+pub(crate) enum DefaultValue {
+    /// `Default::default()`.
+    Trait,
+    /// A function `fn() -> T`.
+    Path(syn::Path),
+}
+
+/// A syntactic reading of a field type; used for compile-time checks that need to
+/// know "is this an integer" before the type checker runs. The trait bounds of the
+/// generated code are the final word.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TypeShape {
+    String,
+    Bool,
+    /// `u8 u16 u32 u64 i8 i16 i32 i64` (name kept for messages).
+    Int(String),
+    /// `f32 f64`.
+    Float,
+    /// `Vec<u8>`.
+    Bytes,
+    /// A path ending in `Uuid`: fixed width 36 in keys.
+    Uuid,
+    /// A path ending in `DateTime`, `OffsetDateTime`, `NaiveDateTime` or
+    /// `PrimitiveDateTime`: needs `:ticks` or `:rticks` in keys.
+    DateTime,
+    /// `Option<T>`.
+    Option(Box<TypeShape>),
+    /// Anything else (user enums with `#[derive(Property)]`, newtypes, ...).
+    Other,
+}
+
+/// A parsed key template: `"empid_{employee_id:06}"`.
+pub(crate) struct Template {
+    /// The template text as written.
+    pub(crate) source: String,
+    /// Span of the string literal (errors inside a template point at it).
+    pub(crate) span: Span,
+    /// Literal text and placeholders in order; adjacent literals are merged and
+    /// `{{` / `}}` are unescaped.
+    pub(crate) segments: Vec<Segment>,
+}
+
+/// One piece of a template.
+pub(crate) enum Segment {
+    /// Literal key text.
+    Literal(String),
+    /// `{field}` or `{field:form}`.
+    Field(Placeholder),
+}
+
+/// A `{field:form}` placeholder.
+pub(crate) struct Placeholder {
+    /// Index into `EntityModel::fields`.
+    pub(crate) field: usize,
+    /// How the value is written into the key.
+    pub(crate) form: KeyForm,
+}
+
+/// How a placeholder's value is written into a key.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum KeyForm {
+    /// `{field}` on a text-like type (String, unit enums, newtypes of String):
+    /// variable width, written verbatim (trait `KeyText`).
+    Text,
+    /// `{field}` on a `Uuid`: 36 characters, lowercase hyphenated (trait `KeyText`).
+    Uuid,
+    /// `{field:0N}`: unsigned decimal zero-padded to N digits, 1 <= N <= 20
+    /// (trait `KeyInt`).
+    Padded(usize),
+    /// `{field:signed}`: order-preserving 20-digit form of a signed integer
+    /// (trait `KeyInt`).
+    Signed,
+    /// `{field:ticks}`: 19-digit ticks since 0001-01-01 (trait `KeyTime`).
+    Ticks,
+    /// `{field:rticks}`: 19-digit inverted ticks, newest first (trait `KeyTime`).
+    ReverseTicks,
+}
+
+impl KeyForm {
+    /// The width in bytes of the written form, `None` when variable.
+    pub(crate) fn fixed_width(self) -> Option<usize> {
+        match self {
+            KeyForm::Text => None,
+            KeyForm::Uuid => Some(36),
+            KeyForm::Padded(n) => Some(n),
+            KeyForm::Signed => Some(20),
+            KeyForm::Ticks | KeyForm::ReverseTicks => Some(19),
+        }
+    }
+}
+
+/// `index(..)` or `index_entity(..)`.
+pub(crate) struct Index {
+    /// The index name (a snake_case identifier); generated helpers are named after it.
+    pub(crate) name: String,
+    /// Span of the name literal.
+    pub(crate) name_span: Span,
+    /// Copy (`index`) or list-of-ids (`index_entity`).
+    pub(crate) kind: IndexKind,
+    /// `table = ".."`: another table; `None` is the primary's table.
+    pub(crate) table: Option<String>,
+    /// The PartitionKey template; when not given, a copy of the primary's.
+    pub(crate) partition_key: Template,
+    /// Whether `partition_key` was given explicitly.
+    pub(crate) partition_key_given: bool,
+    /// The RowKey template.
+    pub(crate) row_key: Template,
+    /// `include(a, b)`: the fields a partial copy carries (indexes into `fields`);
+    /// `None` is a full copy. Always `None` for index entities.
+    pub(crate) include: Option<Vec<usize>>,
+    /// Whether every row of this index lands in the primary's partition of the
+    /// primary's table: no `table`, and the PartitionKey template is absent or equal
+    /// (same segments) to the primary's. Computed by `attr/`.
+    pub(crate) same_partition: bool,
+}
+
+/// What an index stores.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum IndexKind {
+    /// A copy of the entity (or of its `include` fields) under other keys.
+    Copy,
+    /// An index entity: one row per indexed value, listing the ids of the entities
+    /// that have it (maintained by the client).
+    List,
+}
+
+/// `#[derive(EntityUnion)]` on an enum of entity types.
+pub(crate) struct UnionModel {
+    pub(crate) ident: syn::Ident,
+    pub(crate) krate: syn::Path,
+    /// `Variant(Type)` variants, in order.
+    pub(crate) variants: Vec<UnionVariant>,
+    /// The `#[entity(other)] Variant(DynamicEntity)` catch-all, if any.
+    pub(crate) other: Option<syn::Ident>,
+}
+
+/// One `Variant(Type)` of an entity union.
+pub(crate) struct UnionVariant {
+    pub(crate) ident: syn::Ident,
+    pub(crate) ty: syn::Type,
+}
+
+/// `#[derive(Property)]`: a unit enum stored as a string, or a newtype stored as
+/// its inner type.
+pub(crate) struct PropertyModel {
+    pub(crate) ident: syn::Ident,
+    pub(crate) krate: syn::Path,
+    pub(crate) body: PropertyBody,
+}
+
+/// The two shapes `#[derive(Property)]` accepts.
+pub(crate) enum PropertyBody {
+    /// A unit enum: each variant with its stored text (after `rename` /
+    /// `rename_all`).
+    UnitEnum(Vec<(syn::Ident, String)>),
+    /// `struct Email(String)`: stored as the inner type; implements the key traits
+    /// the inner type's shape allows.
+    Newtype {
+        ty: Box<syn::Type>,
+        shape: TypeShape,
+    },
+}
