@@ -1,8 +1,9 @@
 //! `tables-client`: the typed client of the `tables` SDK.
 //!
-//! For now it re-exports the core vocabulary and (feature `mem`, on by default) the
-//! in-memory engine; the typed `Table<T>` and the remote engine arrive with their
-//! issues.
+//! It re-exports the core vocabulary, the derive macros (`#[derive(Entity)]`,
+//! `#[derive(EntityUnion)]`, `#[derive(Property)]`; their manual is
+//! [`entity_attributes`]) and (feature `mem`, on by default) the in-memory engine; the
+//! typed `Table<T>` and the remote engine arrive with their issues.
 //!
 //! ```
 //! use tables_client::{mem::MemEngine, DynamicEntity, Engine, QuerySpec};
@@ -22,6 +23,10 @@
 //! ```
 
 pub use tables_core::*;
+pub use tables_derive::{Entity, EntityUnion, Property};
+
+#[doc = include_str!("entity_attributes.md")]
+pub mod entity_attributes {}
 
 /// The bundled in-memory engine.
 #[cfg(feature = "mem")]

@@ -207,6 +207,19 @@ pub fn decode_json<T: serde::de::DeserializeOwned>(
     result.map_err(|e| decode_context(e, entity, field, property))
 }
 
+/// Adds field context to a custom (`with = ..`) codec's encoding error.
+///
+/// # Errors
+///
+/// The codec's error, naming the field and property.
+pub fn encode_with(
+    result: Result<Option<Value>>,
+    field: &'static str,
+    property: &'static str,
+) -> Result<Option<Value>> {
+    result.map_err(|e| field_context(e, field, property, "can't store"))
+}
+
 /// Adds field context to a custom (`with = ..`) codec's error.
 ///
 /// # Errors
@@ -295,6 +308,21 @@ pub fn entity_type(entity: &DynamicEntity) -> Result<&str> {
     }
 }
 
+/// The kind of a primary row for an entity union: `Ok(None)` for a row with no
+/// `EntityType` at all (not written by a derived type; a union's catch-all variant
+/// takes it).
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] for a mistyped `EntityType`, an index copy, an index entry
+/// or a client row: never a union's variant.
+pub fn union_kind(entity: &DynamicEntity) -> Result<Option<&str>> {
+    if entity.get(ENTITY_TYPE_PROPERTY).is_none() {
+        return Ok(None);
+    }
+    entity_type(entity).map(Some)
+}
+
 /// Checks that `entity` is a primary row of `kind` and returns the version that
 /// wrote it.
 ///
@@ -361,7 +389,10 @@ pub fn unknown_kind(
     union: &'static str,
     kinds: &'static [&'static str],
 ) -> Error {
-    let found = entity_type(entity).unwrap_or("?");
+    let found = match entity_type(entity) {
+        Ok(found) => found,
+        Err(not_primary) => return not_primary,
+    };
     decode_error(
         entity,
         format!(

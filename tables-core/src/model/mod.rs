@@ -36,9 +36,10 @@ use crate::value::Value;
 #[doc(hidden)]
 pub mod __private {
     pub use super::codec::{
-        check_kind, decode_field, decode_json, decode_with, encode_field, encode_json, entity_type,
-        expect_string, kinds_distinct, missing_is_default, new_entity, push_property, str_eq,
-        take_properties, unknown_kind, unknown_variant, unknown_version, PropertyNames,
+        check_kind, decode_field, decode_json, decode_with, encode_field, encode_json, encode_with,
+        entity_type, expect_string, kinds_distinct, missing_is_default, new_entity, push_property,
+        str_eq, take_properties, union_kind, unknown_kind, unknown_variant, unknown_version,
+        PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::range::{
@@ -258,4 +259,35 @@ pub fn index_copy_type(kind: &str, index: &str) -> String {
 /// The `EntityType` of index entity `index`'s rows for `kind` (`Employee#last_name`).
 pub fn index_entry_type(kind: &str, index: &str) -> String {
     format!("{kind}{INDEX_ENTRY_MARK}{index}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DateTime;
+
+    // The derive works inside this crate too, with `crate = "crate"`.
+    #[derive(tables_derive::Entity, Debug, Clone, PartialEq)]
+    #[entity(
+        crate = "crate",
+        kind = "Probe",
+        partition_key = "p",
+        row_key = "{at:rticks}"
+    )]
+    struct Probe {
+        at: DateTime,
+        reading: f64,
+    }
+
+    #[test]
+    fn derived_entities_work_inside_core() {
+        let probe = Probe {
+            at: DateTime::from_ymd_hms(2024, 1, 2, 3, 4, 5).unwrap_or(DateTime::MIN),
+            reading: 0.5,
+        };
+        let row = probe.to_entity().unwrap();
+        assert_eq!(row_role(&row), RowRole::Primary { kind: "Probe" });
+        assert_eq!(Probe::from_entity(row).unwrap(), probe);
+        assert_eq!(Probe::schema().row_key, "{at:rticks}");
+    }
 }

@@ -56,11 +56,7 @@ fn check_text_part(value: &str, field: &str) -> Result<()> {
 /// # Errors
 ///
 /// As [`write_str_part`].
-pub fn write_text<T: KeyText>(
-    out: &mut String,
-    value: &T,
-    field: &'static str,
-) -> Result<()> {
+pub fn write_text<T: KeyText>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
     let start = out.len();
     value.write_key_text(out);
     let part = &out[start..];

@@ -1,0 +1,13 @@
+use tables_client::Entity;
+
+#[derive(Entity)]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+#[entity(index(name = "email", row_key = "email_{email}"))]
+#[entity(index_entity(name = "email", row_key = "mail_{email}"))]
+pub struct Employee {
+    pub department: String,
+    pub employee_id: u32,
+    pub email: String,
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use tables_client::Entity;
+
+#[derive(Entity)]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+#[entity(index(
+    name = "by_email",
+    table = "ByEmail",
+    partition_key = "{email}",
+    row_key = "e",
+    include(department)
+))]
+pub struct Employee {
+    pub department: String,
+    pub employee_id: u32,
+    pub email: String,
+}
+
+fn main() {}

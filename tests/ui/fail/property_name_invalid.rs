@@ -1,0 +1,12 @@
+use tables_client::Entity;
+
+#[derive(Entity)]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+pub struct Employee {
+    pub department: String,
+    pub employee_id: u32,
+    #[entity(rename = "hire-date")]
+    pub hired: i64,
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use tables_client::Entity;
+
+pub struct Cache;
+
+#[derive(Entity)]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+pub struct Employee {
+    pub department: String,
+    pub employee_id: u32,
+    #[entity(skip)]
+    pub cache: Cache,
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use tables_client::Entity;
+
+#[derive(Entity)]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+pub struct Employee {
+    pub department: String,
+    pub employee_id: u32,
+    pub age: i32,
+    #[entity(rename = "age")]
+    pub years: i32,
+}
+
+fn main() {}
