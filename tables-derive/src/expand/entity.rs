@@ -5,7 +5,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::keys::{call_writer, read_back, writer_name, Which};
+use super::keys::{call_writer, read_back, whole_key_string, writer_name, Which};
 use super::names::{field_name, lit, local};
 use super::schema::schema_static;
 use super::{indexes, is_stored, Ctx};
@@ -146,16 +146,33 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let read_rk = read_back(cx, &model.row_key, Which::Row)?;
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
     let take = take_properties(cx, &stored);
-    let mutability = if stored.is_empty() {
+    let whole_pk = whole_key_string(cx, &model.partition_key).map(|f| &f.ident);
+    let whole_rk = whole_key_string(cx, &model.row_key).map(|f| &f.ident);
+    let mutability = if stored.is_empty() && whole_pk.is_none() && whole_rk.is_none() {
         TokenStream::new()
     } else {
         quote!(mut)
     };
-    let values = model.fields.iter().map(|field| {
-        let id = &field.ident;
-        let value = decode(cx, field);
-        quote!(#id: #value)
-    });
+    // Every other field is decoded first (its errors name the entity's keys); a key
+    // that is one whole `String` field is then moved, not copied, into the value.
+    let mut decoded = Vec::new();
+    let values: Vec<TokenStream> = model
+        .fields
+        .iter()
+        .map(|field| {
+            let id = &field.ident;
+            if whole_pk == Some(id) {
+                quote!(#id: ::std::mem::take(&mut entity.partition_key))
+            } else if whole_rk == Some(id) {
+                quote!(#id: ::std::mem::take(&mut entity.row_key))
+            } else {
+                let value = decode(cx, field);
+                let target = local("v", field);
+                decoded.push(quote!(let #target = #value;));
+                quote!(#id: #target)
+            }
+        })
+        .collect();
     Ok(quote! {
         fn from_entity(#mutability entity: #p::DynamicEntity) -> #p::Result<Self> {
             let __version = #p::check_kind(&entity, #kind)?;
@@ -168,6 +185,7 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             #read_pk
             #read_rk
             #take
+            #(#decoded)*
             ::core::result::Result::Ok(Self { #(#values),* })
         }
     })

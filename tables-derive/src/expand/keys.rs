@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 
 use super::names::{field_name, ident, key_type, lit, local, KeyType};
 use super::Ctx;
-use crate::model::{Index, KeyForm, Segment, Template};
+use crate::model::{Field, Index, KeyForm, Segment, Template};
 
 /// Which key of a row a template builds.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -354,6 +354,10 @@ pub(crate) fn read_back(
     let p = &cx.private;
     let source = lit(&template.source);
     let open = format_ident!("{}", which.reader());
+    if whole_key_string(cx, template).is_some() {
+        // Any key text is a valid value; `from_entity` moves the key into the field.
+        return Ok(TokenStream::new());
+    }
     if template.segments.is_empty() {
         return Ok(quote!(#p::KeyReader::#open(&entity, #source).finish()?;));
     }
@@ -383,6 +387,18 @@ pub(crate) fn read_back(
     }
     statements.extend(quote!(#reader.finish()?;));
     Ok(statements)
+}
+
+/// The field a template consists of when it is exactly one `{field}` of a `String`
+/// field: the whole key is the value, so decoding moves the key instead of copying.
+pub(crate) fn whole_key_string<'m>(cx: &Ctx<'m>, template: &Template) -> Option<&'m Field> {
+    match template.segments.as_slice() {
+        [Segment::Field(placeholder)] if placeholder.form == KeyForm::Text => {
+            let field = &cx.model.fields[placeholder.field];
+            key_type(field).ok().filter(KeyType::is_str).map(|_| field)
+        }
+        _ => None,
+    }
 }
 
 /// The bytes a template writes after segment `position` (variable parts count 0:
