@@ -25,7 +25,7 @@ pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::{Error, ErrorKind, Result};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
-pub use model::{Entity, EntityUnion, KeyRange, Property, TypedColumn};
+pub use model::{Entity, EntityUnion, KeyRange, Property, Row, TypedColumn};
 pub use query::{
     validate_select, ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage,
     MAX_PAGE_SIZE,
@@ -42,7 +42,7 @@ pub mod __private {
     pub use crate::model::__private::*;
     pub use crate::model::{
         Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKind, IndexSchema, KeyInt,
-        KeyRange, KeyText, KeyTime, Property, PropertySchema, StoredAs, TypedColumn,
+        KeyRange, KeyText, KeyTime, Property, PropertySchema, Row, StoredAs, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

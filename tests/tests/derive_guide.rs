@@ -8,7 +8,7 @@ use tables_client::mem::MemEngine;
 use tables_client::model::{row_role, IndexKind, RowRole};
 use tables_client::{
     DateTime, DynamicEntity, Engine, Entity, EntityKey, EntityUnion, ErrorKind, Filter, QuerySpec,
-    Value, WriteOp,
+    Row, Value, WriteOp,
 };
 use tables_tests::read::query_all;
 use uuid::Uuid;

@@ -191,6 +191,55 @@ pub trait EntityUnion: Sized + Send + Sync + 'static {
     fn index_entries(&self) -> Result<Vec<IndexEntry>>;
 }
 
+/// What a typed table holds: implemented by `#[derive(Entity)]` and
+/// `#[derive(EntityUnion)]`, so one `Table<T>` serves both. The methods repeat those
+/// of [`Entity`] and [`EntityUnion`] under other names (so calls on a value with
+/// both traits in scope stay unambiguous).
+pub trait Row: Sized + Send + Sync + 'static {
+    /// The kinds of primary rows the type reads; `None` reads rows of every kind (a
+    /// union with a catch-all variant).
+    const KINDS: Option<&'static [&'static str]>;
+
+    /// The schemas of the entity types: one for an entity, one per variant for a
+    /// union.
+    fn schemas() -> Vec<&'static EntitySchema>;
+
+    /// The row's key ([`Entity::entity_key`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::entity_key`].
+    fn key_of(&self) -> Result<EntityKey>;
+
+    /// The row ([`Entity::to_entity`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::to_entity`].
+    fn encode(&self) -> Result<DynamicEntity>;
+
+    /// Reads a primary row ([`Entity::from_entity`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::from_entity`].
+    fn decode(entity: DynamicEntity) -> Result<Self>;
+
+    /// The index copies ([`Entity::index_copies`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::index_copies`].
+    fn copies_of(&self, primary: &DynamicEntity) -> Result<Vec<IndexCopy>>;
+
+    /// The index entries ([`Entity::index_entries`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Entity::index_entries`].
+    fn entries_of(&self) -> Result<Vec<IndexEntry>>;
+}
+
 /// What a stored row is, by its `EntityType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowRole<'a> {

@@ -14,6 +14,7 @@ mod keys;
 mod names;
 mod property;
 mod ranges;
+mod row;
 mod schema;
 mod stub;
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub(crate) fn entity(
     }
     let p = quote!(#krate::__private);
     let fail = fail(&p);
+    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p));
     quote! {
         #errors
         const _: () = {
@@ -51,6 +52,8 @@ pub(crate) fn entity(
                     #fail
                 }
             }
+
+            #row
         };
     }
 }
@@ -68,6 +71,7 @@ pub(crate) fn union(
     }
     let p = quote!(#krate::__private);
     let fail = fail(&p);
+    let row = super::row::row_impl(&p, ident, &super::row::of_union(&p, &[], true));
     quote! {
         #errors
         const _: () = {
@@ -104,6 +108,8 @@ pub(crate) fn union(
                     #fail
                 }
             }
+
+            #row
         };
     }
 }

@@ -46,6 +46,11 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
             ))
         },
     };
+    let row = super::row::row_impl(
+        &p,
+        ident,
+        &super::row::of_union(&p, &types, other.is_some()),
+    );
     let from_other = other.map(|other| {
         quote! {
             #[automatically_derived]
@@ -124,6 +129,8 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
         )*
 
         #from_other
+
+        #row
 
         const _: () = ::core::assert!(
             #p::kinds_distinct(<#ident as #p::EntityUnion>::KINDS),
