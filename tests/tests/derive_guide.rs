@@ -496,5 +496,13 @@ async fn department_and_employees_in_one_partition_decode_through_a_union() {
         <SalesPartition as EntityUnion>::KINDS,
         ["Employee", "Department"]
     );
+    // What a typed table of each reads: the union with a catch-all reads every kind.
+    assert_eq!(<Employee as Row>::KINDS, Some(&["Employee"][..]));
+    assert_eq!(<SalesPartition as Row>::KINDS, None);
+    let kinds: Vec<_> = <SalesPartition as Row>::schemas()
+        .iter()
+        .map(|s| s.kind)
+        .collect();
+    assert_eq!(kinds, ["Employee", "Department"]);
     assert_eq!(SalesPartition::from(dept).kind(), Some("Department"));
 }
