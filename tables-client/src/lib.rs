@@ -22,6 +22,11 @@
 //! # }
 //! ```
 
+mod service;
+mod table;
+
+pub use service::{ClientOptions, TableServiceClient};
+pub use table::{Table, Versioned};
 pub use tables_core::*;
 pub use tables_derive::{Entity, EntityUnion, Property};
 

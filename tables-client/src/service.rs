@@ -1,0 +1,188 @@
+//! [`TableServiceClient`]: the entry point of the typed client.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tables_core::{key::validate_table_name, Engine, ErrorKind, ListTablesOptions, Result, Row};
+
+use crate::table::Table;
+
+/// How a client behaves; every field has a sensible default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// Whether queries that name no PartitionKey (table scans) may run. `false` makes
+    /// them fail with [`ErrorKind::InvalidQuery`] before anything is sent: a guard
+    /// for services that must only run point, range and partition queries.
+    pub allow_table_scans: bool,
+    /// Entities per page the client asks for (1..=1000); `None` is the service's
+    /// 1,000.
+    pub page_size: Option<u32>,
+    /// How many chunks a bulk writer sends at once.
+    pub bulk_concurrency: usize,
+    /// How often a write retries its optimistic-concurrency loop (index entities,
+    /// intra-partition index upkeep) after losing a race before it gives up with
+    /// [`ErrorKind::PreconditionFailed`].
+    pub max_conflict_retries: u32,
+}
+
+impl Default for ClientOptions {
+    fn default() -> ClientOptions {
+        ClientOptions {
+            allow_table_scans: true,
+            page_size: None,
+            bulk_concurrency: 8,
+            max_conflict_retries: 32,
+        }
+    }
+}
+
+/// The entry point: table management and typed [`Table`] handles over any
+/// [`Engine`]. Cheap to clone (clones share the engine).
+///
+/// ```
+/// use tables_client::TableServiceClient;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let service = TableServiceClient::in_memory();
+/// service.create_table_if_not_exists("Employees").await?;
+/// assert_eq!(service.list_tables().await?, ["Employees"]);
+/// # Ok::<(), tables_client::Error>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct TableServiceClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Arc<dyn Engine>,
+    options: ClientOptions,
+}
+
+impl fmt::Debug for TableServiceClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableServiceClient")
+            .field("engine", &self.inner.engine)
+            .field("options", &self.inner.options)
+            .finish()
+    }
+}
+
+impl TableServiceClient {
+    /// A client over a new, empty in-memory engine.
+    #[cfg(feature = "mem")]
+    pub fn in_memory() -> TableServiceClient {
+        TableServiceClient::new(tables_mem::MemEngine::new())
+    }
+
+    /// A client over `engine`.
+    pub fn new(engine: impl Engine + 'static) -> TableServiceClient {
+        TableServiceClient::from_engine(Arc::new(engine))
+    }
+
+    /// A client over a shared engine.
+    pub fn from_engine(engine: Arc<dyn Engine>) -> TableServiceClient {
+        TableServiceClient::with_options(engine, ClientOptions::default())
+    }
+
+    /// A client over a shared engine, with options.
+    pub fn with_options(engine: Arc<dyn Engine>, options: ClientOptions) -> TableServiceClient {
+        TableServiceClient {
+            inner: Arc::new(Inner { engine, options }),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        &self.inner.engine
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ClientOptions {
+        &self.inner.options
+    }
+
+    /// A typed handle on table `name` holding `T` (an entity or an entity union).
+    /// Nothing is checked or sent until it is used.
+    pub fn table<T: Row>(&self, name: impl Into<String>) -> Table<T> {
+        Table::new(self.clone(), name.into())
+    }
+
+    /// Creates a table.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidTableName`] before anything is sent;
+    /// [`ErrorKind::TableAlreadyExists`]; the engine's errors.
+    pub async fn create_table(&self, name: &str) -> Result<()> {
+        validate_table_name(name)?;
+        self.inner.engine.create_table(name).await
+    }
+
+    /// Creates a table unless it exists. Returns whether it was created.
+    ///
+    /// # Errors
+    ///
+    /// As [`TableServiceClient::create_table`], except that an existing table is
+    /// not an error.
+    pub async fn create_table_if_not_exists(&self, name: &str) -> Result<bool> {
+        match self.create_table(name).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::TableAlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes a table and everything in it.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TableNotFound`]; the engine's errors.
+    pub async fn delete_table(&self, name: &str) -> Result<()> {
+        validate_table_name(name)?;
+        self.inner.engine.delete_table(name).await
+    }
+
+    /// Deletes a table if it exists. Returns whether it was deleted.
+    ///
+    /// # Errors
+    ///
+    /// The engine's errors other than [`ErrorKind::TableNotFound`].
+    pub async fn delete_table_if_exists(&self, name: &str) -> Result<bool> {
+        match self.delete_table(name).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::TableNotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every table's name, following continuation.
+    ///
+    /// # Errors
+    ///
+    /// The engine's errors.
+    pub async fn list_tables(&self) -> Result<Vec<String>> {
+        self.list_tables_with_prefix("").await
+    }
+
+    /// The names of the tables starting with `prefix`, following continuation.
+    ///
+    /// # Errors
+    ///
+    /// The engine's errors.
+    pub async fn list_tables_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        let mut options = ListTablesOptions {
+            prefix: (!prefix.is_empty()).then(|| prefix.to_owned()),
+            ..ListTablesOptions::default()
+        };
+        loop {
+            let page = self.inner.engine.list_tables(&options).await?;
+            names.extend(page.names);
+            match page.continuation {
+                Some(next) => options.continuation = Some(next),
+                None => return Ok(names),
+            }
+        }
+    }
+}
