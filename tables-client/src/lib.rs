@@ -22,13 +22,25 @@
 //! # }
 //! ```
 
+mod bulk;
+mod lookup;
+mod periodic;
+mod query;
 mod service;
 mod table;
+mod transaction;
+mod upkeep;
+mod write;
 
+pub use bulk::{BulkMode, BulkReport, BulkWriter, ChunkOutcome};
+pub use periodic::{Period, PeriodicTables};
+pub use query::{PageToken, Query, TypedPage};
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};
 pub use tables_core::*;
 pub use tables_derive::{Entity, EntityUnion, Property};
+pub use transaction::Transaction;
+pub use upkeep::ReconcileReport;
 
 #[doc = include_str!("entity_attributes.md")]
 pub mod entity_attributes {}

@@ -59,7 +59,6 @@ impl<T: Row> Table<T> {
         &self.service
     }
 
-    #[allow(dead_code)] // used by the write and query modules as they land
     pub(crate) fn engine(&self) -> &Arc<dyn Engine> {
         self.service.engine()
     }
@@ -87,12 +86,13 @@ impl<T: Row> Table<T> {
         Ok(created)
     }
 
-    /// Deletes the table (not the tables of its indexes).
+    /// Deletes the table (not the tables of its indexes). (Entities are deleted
+    /// with [`Table::delete`].)
     ///
     /// # Errors
     ///
     /// As [`TableServiceClient::delete_table`].
-    pub async fn delete(&self) -> Result<()> {
+    pub async fn delete_table(&self) -> Result<()> {
         self.service.delete_table(&self.name).await
     }
 }

@@ -1,0 +1,171 @@
+//! Lookups through indexes: [`Table::get_by_index`] through a copy index,
+//! [`Table::get_all_by_index`] through an index entity.
+
+use futures::future::try_join_all;
+use tables_core::model::{
+    primary_from_copy, primary_key_of_copy, row_role, IndexKind, IndexSchema, RowRole,
+};
+use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, Result, Row};
+
+use crate::table::{Table, Versioned};
+use crate::upkeep::{member_key, members_of};
+use crate::write::versioned;
+
+impl<T: Row> Table<T> {
+    /// Finds the entity whose index `index` (an `index(..)` of `T`) has the row
+    /// `key` (build it with the generated `T::<index>_key(..)`).
+    ///
+    /// A full copy is decoded from the copy itself (one read); its ETag and
+    /// timestamp are the copy's, so to update the entity conditionally,
+    /// [`Table::get`] it first. A partial copy (`include(..)`) leads to the primary,
+    /// which is read and returned with its own ETag; a copy the primary no longer
+    /// implies (an index in another partition not caught up yet) finds nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] if `T` has no copy index named `index`;
+    /// [`ErrorKind::Decode`] for a row that can't be read as `T`; the engine's
+    /// errors.
+    pub async fn get_by_index(&self, index: &str, key: EntityKey) -> Result<Option<Versioned<T>>> {
+        let schemas = indexes_named::<T>(index, IndexKind::Copy)?;
+        for table in tables_of(&schemas, self.name()) {
+            let Some(copy) = self.engine().get_entity(table, &key, None).await? else {
+                continue;
+            };
+            let Some(schema) = schema_of(&copy, &schemas) else {
+                continue;
+            };
+            if schema.is_full_copy() {
+                let (etag, timestamp) = (copy.etag.clone(), copy.timestamp);
+                let mut primary = primary_from_copy(copy)?;
+                primary.etag = etag;
+                primary.timestamp = timestamp;
+                return versioned(primary).map(Some);
+            }
+            let primary_key = primary_key_of_copy(&copy)?;
+            let Some(primary) = self
+                .engine()
+                .get_entity(self.name(), &primary_key, None)
+                .await?
+            else {
+                return Ok(None);
+            };
+            let current = T::decode(primary.clone())?;
+            let still_indexed = current
+                .copies_of(&primary)?
+                .iter()
+                .any(|c| c.name() == index && c.key() == key);
+            return if still_indexed {
+                versioned(primary).map(Some)
+            } else {
+                Ok(None)
+            };
+        }
+        Ok(None)
+    }
+
+    /// Every entity the index entity `index` (an `index_entity(..)` of `T`) lists
+    /// under `key` (build it with the generated `T::<index>_key(..)`), in the order
+    /// of the list. Each member is read from its primary row (concurrently);
+    /// members deleted or moved since the list was written are left out.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] if `T` has no index entity named `index`;
+    /// [`ErrorKind::Decode`] for a row that can't be read; the engine's errors.
+    pub async fn get_all_by_index(&self, index: &str, key: EntityKey) -> Result<Vec<Versioned<T>>> {
+        let schemas = indexes_named::<T>(index, IndexKind::List)?;
+        for table in tables_of(&schemas, self.name()) {
+            let Some(row) = self.engine().get_entity(table, &key, None).await? else {
+                continue;
+            };
+            if schema_of(&row, &schemas).is_none() {
+                continue;
+            }
+            let members = members_of(&row)?;
+            let reads = members.iter().map(|member| {
+                let member = member_key(&key, member);
+                async move { self.engine().get_entity(self.name(), &member, None).await }
+            });
+            let mut found = Vec::with_capacity(members.len());
+            for primary in try_join_all(reads).await?.into_iter().flatten() {
+                if self.lists(&primary, index, &key)? {
+                    found.push(versioned(primary)?);
+                }
+            }
+            return Ok(found);
+        }
+        Ok(Vec::new())
+    }
+
+    /// Whether `primary` still belongs to index entity `index` at `key`.
+    fn lists(&self, primary: &DynamicEntity, index: &str, key: &EntityKey) -> Result<bool> {
+        let value = T::decode(primary.clone())?;
+        Ok(value
+            .entries_of()?
+            .iter()
+            .any(|e| e.name() == index && e.key() == key))
+    }
+}
+
+/// `T`'s indexes named `index` (one per entity type declaring it), of `kind`.
+fn indexes_named<T: Row>(
+    index: &str,
+    kind: IndexKind,
+) -> Result<Vec<(&'static str, &'static IndexSchema)>> {
+    let mut found = Vec::new();
+    let mut other_kind = false;
+    for schema in T::schemas() {
+        if let Some(declared) = schema.index(index) {
+            if declared.kind == kind {
+                found.push((schema.kind, declared));
+            } else {
+                other_kind = true;
+            }
+        }
+    }
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    let type_name = std::any::type_name::<T>();
+    let message = match (other_kind, kind) {
+        (true, IndexKind::Copy) => format!(
+            "`{index}` of {type_name} is an index entity (`index_entity(..)`): look it up with get_all_by_index"
+        ),
+        (true, IndexKind::List) => format!(
+            "`{index}` of {type_name} is a copy index (`index(..)`): look it up with get_by_index"
+        ),
+        (false, _) => format!("{type_name} declares no index named `{index}`"),
+    };
+    Err(Error::new(ErrorKind::InvalidInput, message))
+}
+
+/// The tables the index rows live in, each once.
+fn tables_of<'a>(
+    schemas: &[(&'static str, &'static IndexSchema)],
+    primary_table: &'a str,
+) -> Vec<&'a str> {
+    let mut tables: Vec<&'a str> = Vec::new();
+    for (_, schema) in schemas {
+        let table = schema.table.unwrap_or(primary_table);
+        if !tables.contains(&table) {
+            tables.push(table);
+        }
+    }
+    tables
+}
+
+/// The index (among `schemas`) that wrote `row`, by its `EntityType`.
+fn schema_of(
+    row: &DynamicEntity,
+    schemas: &[(&'static str, &'static IndexSchema)],
+) -> Option<&'static IndexSchema> {
+    let (kind, index) = match row_role(row) {
+        RowRole::IndexCopy { kind, index } | RowRole::IndexEntry { kind, index } => (kind, index),
+        _ => return None,
+    };
+    schemas
+        .iter()
+        .find(|(k, s)| *k == kind && s.name == index)
+        .map(|(_, s)| *s)
+}

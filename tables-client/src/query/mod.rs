@@ -1,0 +1,453 @@
+//! Typed queries: [`Query<T>`], built from a [`Table<T>`] with [`Table::query`].
+//!
+//! A query narrows by partition, RowKey range and typed filters, may project into a
+//! smaller type ([`Query::select`]) and bound the total ([`Query::take`]); it then
+//! runs as a prefetching stream, as resumable pages, or collected. Every query
+//! reads only primary rows of the kinds its type reads: index copies, index entries
+//! and the client's own rows never come back.
+
+mod fetch;
+mod stream;
+mod token;
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::Stream;
+use tables_core::model::{KeyRange, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY};
+use tables_core::{
+    col, Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Row, MAX_PAGE_SIZE,
+};
+
+use crate::service::TableServiceClient;
+use crate::table::{Table, Versioned};
+
+use fetch::Fetcher;
+use stream::PageStream;
+use token::Fingerprint;
+pub use token::PageToken;
+
+impl<T: Row> Table<T> {
+    /// A query over this table, reading `T`: each primary row of `T`'s kinds once,
+    /// never an index copy, index entry or intent row.
+    ///
+    /// ```
+    /// use futures::TryStreamExt;
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+    /// #[entity(rename_all = "PascalCase")]
+    /// pub struct Employee { pub department: String, pub employee_id: u32, pub age: i32 }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// service.create_table("Employees").await?;
+    /// # use tables_client::Engine as _;
+    /// # for (id, age) in [(100, 25), (150, 41), (250, 52)] {
+    /// #     let row = Employee { department: "Sales".into(), employee_id: id, age }.to_entity()?;
+    /// #     service.engine().write("Employees", &tables_client::WriteOp::Insert(row)).await?;
+    /// # }
+    /// let employees = service.table::<Employee>("Employees");
+    /// let found: Vec<Employee> = employees
+    ///     .query()
+    ///     .partition("Sales")
+    ///     .row_range(Employee::employee_id_range(100..200)?)
+    ///     .filter(Employee::AGE.gt(30))
+    ///     .stream()
+    ///     .try_collect()
+    ///     .await?;
+    /// assert_eq!(found.iter().map(|e| e.employee_id).collect::<Vec<_>>(), [150]);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn query(&self) -> Query<T> {
+        Query {
+            service: self.service().clone(),
+            table: Arc::from(self.name()),
+            kinds: T::KINDS,
+            partition: None,
+            rows: None,
+            filter: None,
+            select: None,
+            take: None,
+            page_size: None,
+            invalid: None,
+            _rows: PhantomData,
+        }
+    }
+}
+
+/// A query for `T` over one table: a builder, then one of [`Query::stream`],
+/// [`Query::page`], [`Query::collect`] or [`Query::first`].
+///
+/// The parts are ANDed: the partition, the RowKey range, every filter, and the kind
+/// filter (`EntityType eq 'Employee'`; none for a union with a catch-all variant,
+/// which reads every kind and skips non-primary rows on the client). Nothing is
+/// sent before the query runs; builder mistakes are reported then.
+pub struct Query<T> {
+    service: TableServiceClient,
+    table: Arc<str>,
+    /// The kinds read; `None` reads every kind.
+    kinds: Option<&'static [&'static str]>,
+    partition: Option<String>,
+    rows: Option<KeyRange>,
+    filter: Option<Filter>,
+    select: Option<Vec<String>>,
+    take: Option<usize>,
+    page_size: Option<u32>,
+    /// A builder mistake, reported when the query runs.
+    invalid: Option<(ErrorKind, String)>,
+    _rows: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Query<T> {
+    fn clone(&self) -> Query<T> {
+        Query {
+            service: self.service.clone(),
+            table: Arc::clone(&self.table),
+            kinds: self.kinds,
+            partition: self.partition.clone(),
+            rows: self.rows.clone(),
+            filter: self.filter.clone(),
+            select: self.select.clone(),
+            take: self.take,
+            page_size: self.page_size,
+            invalid: self.invalid.clone(),
+            _rows: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Query<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Query")
+            .field("table", &self.table)
+            .field("rows", &std::any::type_name::<T>())
+            .field("filter", &self.full_filter().map(|f| f.to_odata()))
+            .field("select", &self.select)
+            .field("take", &self.take)
+            .field("page_size", &self.page_size)
+            .finish()
+    }
+}
+
+/// One page of a typed query and where the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedPage<T> {
+    /// The page's values with their versions, in key order. A page holds the page
+    /// size's worth of items unless it is the last (or `take` ends it); the last
+    /// page may be empty.
+    pub items: Vec<Versioned<T>>,
+    /// The token for the next page; `None` on the last page.
+    pub next: Option<PageToken>,
+}
+
+/// A query checked and ready to run.
+struct Prepared {
+    spec: QuerySpec,
+    page_size: u32,
+    take: Option<usize>,
+    fingerprint: u64,
+}
+
+impl<T: Row> Query<T> {
+    /// Only rows of this partition. Replaces an earlier partition.
+    #[must_use]
+    pub fn partition(mut self, partition_key: impl Into<String>) -> Self {
+        self.partition = Some(partition_key.into());
+        self
+    }
+
+    /// Only RowKeys in `range`: a derived range or prefix helper
+    /// (`Employee::employee_id_range(100..200)?`) or a [`KeyRange`]. Replaces an
+    /// earlier range.
+    #[must_use]
+    pub fn row_range(mut self, range: KeyRange) -> Self {
+        self.rows = Some(range);
+        self
+    }
+
+    /// Only rows matching `filter` (typed columns: `Employee::AGE.gt(30)`), ANDed with
+    /// the other parts and earlier filters.
+    #[must_use]
+    pub fn filter(mut self, filter: Filter) -> Self {
+        self.filter = Some(match self.filter.take() {
+            Some(earlier) => earlier.and(filter),
+            None => filter,
+        });
+        self
+    }
+
+    /// Reads into `P`, a projection of `T`: a smaller `#[derive(Entity)]` (or union)
+    /// with the same kind and keys, holding only some of the fields. The query sends
+    /// `$select` with `P`'s stored properties (and `EntityType`, `EntityVersion`), so
+    /// the other properties never leave the service.
+    ///
+    /// `P` must read only kinds `T` reads; otherwise the query fails with
+    /// [`ErrorKind::InvalidInput`] when it runs.
+    #[must_use]
+    pub fn select<P: Row>(self) -> Query<P> {
+        let mut invalid = self.invalid;
+        let kinds = match (self.kinds, P::KINDS) {
+            (Some(mine), Some(theirs)) => {
+                if let Some(stranger) = theirs.iter().find(|kind| !mine.contains(kind)) {
+                    invalid.get_or_insert_with(|| {
+                        (
+                            ErrorKind::InvalidInput,
+                            format!(
+                                "the projection {} reads kind {stranger:?}, which a query for {} does not read ({mine:?}); \
+                                 project into a type of the same kind",
+                                std::any::type_name::<P>(),
+                                std::any::type_name::<T>(),
+                            ),
+                        )
+                    });
+                }
+                Some(theirs)
+            }
+            (mine, None) => mine,
+            (None, theirs) => theirs,
+        };
+        let mut select: Vec<String> = Vec::new();
+        let names = P::schemas()
+            .into_iter()
+            .flat_map(|schema| schema.property_names())
+            .chain([ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY]);
+        for name in names {
+            if !select.iter().any(|known| known == name) {
+                select.push(name.to_owned());
+            }
+        }
+        Query {
+            service: self.service,
+            table: self.table,
+            kinds,
+            partition: self.partition,
+            rows: self.rows,
+            filter: self.filter,
+            select: Some(select),
+            take: self.take,
+            page_size: self.page_size,
+            invalid,
+            _rows: PhantomData,
+        }
+    }
+
+    /// At most `n` items in all, across pages (each request asks for no more than
+    /// are still wanted). A smaller earlier `take` stays.
+    #[must_use]
+    pub fn take(mut self, n: usize) -> Self {
+        self.take = Some(self.take.map_or(n, |earlier| earlier.min(n)));
+        self
+    }
+
+    /// Items per request (`$top`), 1 to 1,000; by default the client's
+    /// [`ClientOptions::page_size`](crate::ClientOptions::page_size), else 1,000. A
+    /// size outside the range fails with [`ErrorKind::InvalidQuery`] when the query
+    /// runs.
+    #[must_use]
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.page_size = Some(n);
+        self
+    }
+
+    /// How the service will run the query: a point read, a RowKey range, a
+    /// partition scan or a table scan (the design guide's cost ladder).
+    pub fn plan(&self) -> QueryPlan {
+        QueryPlan::of(self.full_filter().as_ref())
+    }
+
+    /// The query's results as a stream of values, in key order. It follows
+    /// continuation tokens and fetches the next page while the caller consumes the
+    /// current one, holding at most two pages (see [`Query::stream_versioned`]).
+    ///
+    /// A row that fails to decode is an `Err` item in its place and the stream goes
+    /// on; an engine error (or a query refused before anything is sent) is the last
+    /// item.
+    pub fn stream(self) -> impl Stream<Item = Result<T>> + Send + 'static {
+        stream::values(self.page_stream())
+    }
+
+    /// As [`Query::stream`], with each value's ETag and timestamp.
+    ///
+    /// Inside a tokio runtime the stream spawns a task (on first poll) that fetches
+    /// each page into a one-slot channel, claiming the slot before fetching: the
+    /// page being consumed and the one being fetched are all it holds, whatever the
+    /// size of the result. Dropping the stream stops the task. Outside a runtime it
+    /// fetches in-line when a page runs out.
+    pub fn stream_versioned(self) -> impl Stream<Item = Result<Versioned<T>>> + Send + 'static {
+        self.page_stream()
+    }
+
+    /// Every item of the query, in key order.
+    ///
+    /// # Errors
+    ///
+    /// As [`Query::page`]; the first item that fails to decode.
+    pub async fn collect(self) -> Result<Vec<T>> {
+        let prepared = self.prepare()?;
+        let mut fetcher = self.fetcher(&prepared, prepared.take, None);
+        let mut values = Vec::new();
+        while let Some(items) = fetcher.next_batch().await {
+            for item in items {
+                values.push(item?.value);
+            }
+        }
+        Ok(values)
+    }
+
+    /// The first item of the query, if any.
+    ///
+    /// # Errors
+    ///
+    /// As [`Query::collect`].
+    pub async fn first(self) -> Result<Option<T>> {
+        Ok(self.take(1).collect().await?.into_iter().next())
+    }
+
+    /// One page: the first (`token` `None`) or the one `token` starts, with the token
+    /// of the next. The page is filled to the page size (several requests if the
+    /// service returns short pages) unless the query ends first.
+    ///
+    /// # Errors
+    ///
+    /// Before anything is sent: [`ErrorKind::InvalidInput`] for a token of another
+    /// query (or a projection of another kind); [`ErrorKind::InvalidQuery`] for a
+    /// page size outside 1 to 1,000 or a table scan when the client forbids them
+    /// ([`ClientOptions::allow_table_scans`](crate::ClientOptions::allow_table_scans));
+    /// [`ErrorKind::InvalidFilter`] for a filter the service would refuse. Then the
+    /// engine's errors, and [`ErrorKind::Decode`] for a row that doesn't decode.
+    pub async fn page(self, token: Option<&PageToken>) -> Result<TypedPage<T>> {
+        let prepared = self.prepare()?;
+        let (taken, continuation) = match token {
+            Some(token) => {
+                token.check(prepared.fingerprint)?;
+                (token.items_before(), Some(token.continuation().clone()))
+            }
+            None => (0, None),
+        };
+        let remaining = prepared
+            .take
+            .map(|take| usize::try_from(taken).map_or(0, |taken| take.saturating_sub(taken)));
+        let mut fetcher = self.fetcher(&prepared, remaining, continuation);
+        let size = prepared.page_size as usize;
+        let mut items = Vec::new();
+        while !fetcher.is_done() && items.len() < size {
+            for item in fetcher.fetch_once(size - items.len()).await? {
+                items.push(item?);
+            }
+        }
+        let next = match fetcher.continuation() {
+            Some(next) if !fetcher.is_done() => Some(PageToken::new(
+                prepared.fingerprint,
+                taken.saturating_add(items.len() as u64),
+                next.clone(),
+            )),
+            _ => None,
+        };
+        Ok(TypedPage { items, next })
+    }
+
+    fn page_stream(self) -> PageStream<T> {
+        match self.prepare() {
+            Ok(prepared) => PageStream::new(self.fetcher(&prepared, prepared.take, None)),
+            Err(err) => PageStream::failed(err),
+        }
+    }
+
+    fn fetcher(
+        &self,
+        prepared: &Prepared,
+        remaining: Option<usize>,
+        next: Option<tables_core::ContinuationToken>,
+    ) -> Fetcher<T> {
+        Fetcher::new(
+            Arc::clone(self.service.engine()),
+            Arc::clone(&self.table),
+            prepared.spec.clone(),
+            prepared.page_size,
+            remaining,
+            next,
+        )
+    }
+}
+
+impl<T> Query<T> {
+    /// The whole filter: partition, RowKey range, filters, kinds.
+    fn full_filter(&self) -> Option<Filter> {
+        let kinds = self.kinds.map(|kinds| {
+            kinds
+                .iter()
+                .map(|kind| col(ENTITY_TYPE_PROPERTY).eq(*kind))
+                .reduce(Filter::or)
+                // A union of no kinds reads nothing.
+                .unwrap_or(Filter::Literal(false))
+        });
+        [
+            self.partition.clone().map(Filter::partition_key),
+            self.rows.as_ref().map(KeyRange::row_key_filter),
+            self.filter.clone(),
+            kinds,
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(Filter::and)
+    }
+
+    /// Checks the query and builds what is sent, before anything is sent.
+    fn prepare(&self) -> Result<Prepared> {
+        if let Some((kind, message)) = &self.invalid {
+            return Err(Error::new(*kind, message.clone()));
+        }
+        let page_size = self
+            .page_size
+            .or(self.service.options().page_size)
+            .unwrap_or(MAX_PAGE_SIZE);
+        let filter = self.full_filter();
+        if !self.service.options().allow_table_scans
+            && QueryPlan::of(filter.as_ref()) == QueryPlan::TableScan
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidQuery,
+                format!(
+                    "the query on table {:?} is a table scan (it fixes no PartitionKey) and this client forbids \
+                     table scans (ClientOptions::allow_table_scans); add .partition(..)",
+                    self.table
+                ),
+            ));
+        }
+        let spec = QuerySpec {
+            filter,
+            select: self.select.clone(),
+            top: Some(page_size),
+        };
+        spec.validate()?;
+        let fingerprint = Fingerprint::new()
+            .part(&self.table.to_lowercase())
+            .part(
+                &spec
+                    .filter
+                    .as_ref()
+                    .map(Filter::to_odata)
+                    .unwrap_or_default(),
+            )
+            .part(
+                &spec
+                    .select
+                    .as_ref()
+                    .map(|s| s.join(","))
+                    .unwrap_or_default(),
+            )
+            .part(&page_size.to_string())
+            .part(&self.take.map(|n| n.to_string()).unwrap_or_default())
+            .finish();
+        Ok(Prepared {
+            spec,
+            page_size,
+            take: self.take,
+            fingerprint,
+        })
+    }
+}

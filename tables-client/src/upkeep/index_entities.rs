@@ -1,0 +1,237 @@
+//! Index entities (`index_entity(..)`): one row per indexed value listing the
+//! entities that have it, the design guide's "EmployeeIDs" list.
+//!
+//! # Row format
+//!
+//! - keys: the index's `partition_key`/`row_key` templates (e.g. `Sales` /
+//!   `lastname_Jones`), in the index's table (the primary's table by default);
+//! - `EntityType`: `"<Kind>#<index>"` (e.g. `Employee#last_name`), so queries for the
+//!   kind never see it;
+//! - `Members` (`Edm.String`): a JSON array of the members, sorted, each once. When
+//!   the index lives in the members' partition, a member is its RowKey
+//!   (`["empid_000223","empid_000224"]`); otherwise it is
+//!   `"<PartitionKey>\u{1f}<RowKey>"` (U+001F can't occur in a key, so the split is
+//!   unambiguous).
+//!
+//! A row with no member left is deleted. Every change is a read followed by a write
+//! conditional on the row's ETag (insert when absent), retried when another writer
+//! got there first: concurrent writers never lose each other's members.
+
+use std::collections::BTreeSet;
+
+use tables_core::model::ENTITY_TYPE_PROPERTY;
+use tables_core::size::MAX_PROPERTY_VALUE_BYTES;
+use tables_core::{
+    DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
+};
+
+use super::{gave_up, lost_race};
+
+/// The property listing an index entity's members.
+pub(crate) const MEMBERS_PROPERTY: &str = "Members";
+
+/// Separates PartitionKey and RowKey in a member of an index entity kept in another
+/// partition.
+const MEMBER_SEPARATOR: char = '\u{1f}';
+
+/// A member as the `Members` list stores it.
+pub(crate) fn encode_member(member: &EntityKey, same_partition: bool) -> String {
+    if same_partition {
+        member.row_key.clone()
+    } else {
+        format!(
+            "{}{MEMBER_SEPARATOR}{}",
+            member.partition_key, member.row_key
+        )
+    }
+}
+
+/// The key of a member listed by the index entity at `entry`.
+pub(crate) fn member_key(entry: &EntityKey, member: &str) -> EntityKey {
+    match member.split_once(MEMBER_SEPARATOR) {
+        Some((partition_key, row_key)) => EntityKey::new(partition_key, row_key),
+        None => EntityKey::new(entry.partition_key.clone(), member),
+    }
+}
+
+/// The members an index entity row lists.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] if `Members` is not a JSON array of strings.
+pub(crate) fn members_of(row: &DynamicEntity) -> Result<BTreeSet<String>> {
+    match row.get(MEMBERS_PROPERTY) {
+        None => Ok(BTreeSet::new()),
+        Some(Value::String(text)) => serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorKind::Decode,
+                format!(
+                    "the index entity {} has a `{MEMBERS_PROPERTY}` that is not a JSON array of strings: {e}",
+                    row.key()
+                ),
+            )
+            .with_entity_key(row.key())
+            .with_property(MEMBERS_PROPERTY)
+        }),
+        Some(other) => Err(Error::new(
+            ErrorKind::Decode,
+            format!(
+                "the index entity {} has a `{MEMBERS_PROPERTY}` of type {}; expected a JSON string",
+                row.key(),
+                other.edm_type()
+            ),
+        )
+        .with_entity_key(row.key())
+        .with_property(MEMBERS_PROPERTY)),
+    }
+}
+
+/// The index entity row at `key` listing `members`.
+///
+/// # Errors
+///
+/// [`ErrorKind::PropertyValueTooLarge`] when the list would not fit in one property.
+fn entry_row(
+    key: &EntityKey,
+    entry_type: &str,
+    members: &BTreeSet<String>,
+) -> Result<DynamicEntity> {
+    let list = serde_json::to_string(members).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidValue,
+            format!("can't encode the members of index entity {key}: {e}"),
+        )
+    })?;
+    let bytes = 2 * list.encode_utf16().count();
+    if bytes > MAX_PROPERTY_VALUE_BYTES {
+        return Err(Error::new(
+            ErrorKind::PropertyValueTooLarge,
+            format!(
+                "the index entity {key} would list {} members in {bytes} bytes, but a property holds \
+                 at most {MAX_PROPERTY_VALUE_BYTES}: give the index entity a finer key (for example \
+                 a bucket in its row_key template) or use a copy index (`index(..)`) instead",
+                members.len()
+            ),
+        )
+        .with_entity_key(key.clone())
+        .with_property(MEMBERS_PROPERTY));
+    }
+    let mut row = DynamicEntity::new(key.partition_key.clone(), key.row_key.clone());
+    row.insert(ENTITY_TYPE_PROPERTY, entry_type);
+    row.insert(MEMBERS_PROPERTY, list);
+    Ok(row)
+}
+
+/// The write that turns the index entity `current` (at `key`) into one listing
+/// `members`, conditional on `current`'s ETag: an insert when absent, a delete when
+/// no member is left. `None` when there is nothing to write.
+///
+/// # Errors
+///
+/// As [`entry_row`].
+pub(crate) fn entry_op(
+    key: &EntityKey,
+    current: Option<&DynamicEntity>,
+    entry_type: &str,
+    members: &BTreeSet<String>,
+) -> Result<Option<WriteOp>> {
+    let condition = |row: &DynamicEntity| row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag);
+    Ok(match (current, members.is_empty()) {
+        (None, true) => None,
+        (None, false) => Some(WriteOp::Insert(entry_row(key, entry_type, members)?)),
+        (Some(row), true) => Some(WriteOp::Delete {
+            key: key.clone(),
+            if_match: condition(row),
+        }),
+        (Some(row), false) => Some(WriteOp::Replace {
+            entity: entry_row(key, entry_type, members)?,
+            if_match: condition(row),
+        }),
+    })
+}
+
+/// Adds `member` to (or removes it from) the index entity at `key` in `table`, with
+/// the ETag retry loop. Returns whether the row changed.
+///
+/// # Errors
+///
+/// The engine's errors; [`ErrorKind::PreconditionFailed`] after `retries` lost
+/// races; as [`entry_row`].
+pub(crate) async fn update_member(
+    engine: &dyn Engine,
+    table: &str,
+    key: &EntityKey,
+    entry_type: &str,
+    member: &str,
+    add: bool,
+    retries: u32,
+) -> Result<bool> {
+    let mut lost = 0u32;
+    loop {
+        let current = engine.get_entity(table, key, None).await?;
+        let mut members = match &current {
+            Some(row) => members_of(row)?,
+            None => BTreeSet::new(),
+        };
+        let changed = if add {
+            members.insert(member.to_owned())
+        } else {
+            members.remove(member)
+        };
+        if !changed {
+            return Ok(false);
+        }
+        let Some(op) = entry_op(key, current.as_ref(), entry_type, &members)? else {
+            return Ok(false);
+        };
+        match engine.write(table, &op).await {
+            Ok(_) => return Ok(true),
+            Err(err) if lost_race(&err) => {
+                lost += 1;
+                if lost > retries {
+                    return Err(gave_up(err, retries));
+                }
+                tokio::task::yield_now().await;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_round_trip_in_both_forms() {
+        let entry = EntityKey::new("Sales", "lastname_Jones");
+        let member = EntityKey::new("Sales", "empid_000223");
+        let near = encode_member(&member, true);
+        assert_eq!(near, "empid_000223");
+        assert_eq!(member_key(&entry, &near), member);
+        let far = encode_member(&member, false);
+        assert_eq!(member_key(&EntityKey::new("x", "y"), &far), member);
+    }
+
+    #[test]
+    fn rows_list_sorted_members_and_refuse_oversized_lists() -> Result<()> {
+        let key = EntityKey::new("Sales", "lastname_Jones");
+        let members: BTreeSet<String> = ["b", "a"].into_iter().map(String::from).collect();
+        let Some(WriteOp::Insert(row)) = entry_op(&key, None, "Employee#last_name", &members)?
+        else {
+            return Err(Error::new(ErrorKind::Server, "expected an insert"));
+        };
+        assert_eq!(
+            row.get(MEMBERS_PROPERTY),
+            Some(&Value::from(r#"["a","b"]"#))
+        );
+        assert_eq!(members_of(&row)?, members);
+        assert!(entry_op(&key, None, "Employee#last_name", &BTreeSet::new())?.is_none());
+
+        let many: BTreeSet<String> = (0..4000).map(|i| format!("empid_{i:06}")).collect();
+        let err = entry_op(&key, None, "Employee#last_name", &many).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::PropertyValueTooLarge);
+        assert_eq!(err.property(), Some(MEMBERS_PROPERTY));
+        Ok(())
+    }
+}

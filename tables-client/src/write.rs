@@ -1,0 +1,172 @@
+//! Typed writes in the service's six modes, and point reads.
+//!
+//! Every write keeps the type's indexes in step (see the `upkeep` module): copies
+//! and index entities in the primary's partition change in the same entity group
+//! transaction as the primary; those elsewhere follow through an intent, applied
+//! right after the commit (and by [`Table::reconcile`] after a crash).
+
+use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOutcome};
+
+use crate::table::{Table, Versioned};
+use crate::upkeep::{self, Item, Mode};
+
+impl<T: Row> Table<T> {
+    /// Inserts `value`, with its index rows.
+    ///
+    /// Index copies and index entities in `value`'s partition are written in the
+    /// same entity group transaction (all or nothing). Those in other partitions or
+    /// tables are written right after it commits, through an intent row stored in
+    /// that transaction; if that step fails (a crash, a transient error), the write
+    /// still succeeds and [`Table::reconcile`] finishes the intent. The same holds
+    /// for every write mode below.
+    ///
+    /// ```
+    /// use tables_client::{Entity, ErrorKind, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]
+    /// #[entity(index(name = "email", row_key = "email_{email}"))]
+    /// pub struct Employee { pub department: String, pub id: u32, pub email: String }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// let employees = service.table::<Employee>("Employees");
+    /// employees.create().await?;
+    /// let ann = Employee { department: "Sales".into(), id: 7, email: "ann@x.com".into() };
+    /// employees.insert(&ann).await?;
+    /// let err = employees.insert(&ann).await.unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+    /// let found = employees.get_by_index("email", Employee::email_key("Sales", "ann@x.com")?).await?;
+    /// assert_eq!(found.map(|v| v.value), Some(ann));
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EntityAlreadyExists`] if the key is taken; encoding and
+    /// validation errors before anything is sent; the engine's errors.
+    pub async fn insert(&self, value: &T) -> Result<WriteOutcome> {
+        self.write_one(Item::write(Mode::Insert, value)?).await
+    }
+
+    /// Replaces the stored entity with `value` (properties `value` doesn't store
+    /// are removed), if it matches `if_match`. Index rows the old value implied and
+    /// the new one doesn't are removed.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EntityNotFound`] if absent; [`ErrorKind::PreconditionFailed`] if
+    /// the ETag differs; the engine's errors.
+    pub async fn replace(&self, value: &T, if_match: IfMatch) -> Result<WriteOutcome> {
+        self.write_one(Item::write(Mode::Replace(if_match), value)?)
+            .await
+    }
+
+    /// Merges `value` into the stored entity (stored properties `value` doesn't
+    /// write, e.g. `None` options, are kept), if it matches `if_match`. The index
+    /// rows follow the merged row.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::replace`].
+    pub async fn merge(&self, value: &T, if_match: IfMatch) -> Result<WriteOutcome> {
+        self.write_one(Item::write(Mode::Merge(if_match), value)?)
+            .await
+    }
+
+    /// Inserts `value`, or replaces whatever is stored under its key.
+    ///
+    /// # Errors
+    ///
+    /// Encoding and validation errors; the engine's errors;
+    /// [`ErrorKind::PreconditionFailed`] if index upkeep loses more than
+    /// [`crate::ClientOptions::max_conflict_retries`] races in a row.
+    pub async fn upsert(&self, value: &T) -> Result<WriteOutcome> {
+        self.write_one(Item::write(Mode::UpsertReplace, value)?)
+            .await
+    }
+
+    /// Inserts `value`, or merges it into whatever is stored under its key.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::upsert`].
+    pub async fn upsert_merge(&self, value: &T) -> Result<WriteOutcome> {
+        self.write_one(Item::write(Mode::UpsertMerge, value)?).await
+    }
+
+    /// Deletes the entity at `key` if it matches `if_match`, with its index copies
+    /// and its memberships in index entities.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EntityNotFound`] if absent; [`ErrorKind::PreconditionFailed`] if
+    /// the ETag differs; the engine's errors.
+    pub async fn delete(&self, key: EntityKey, if_match: IfMatch) -> Result<()> {
+        self.write_one(Item::delete::<T>(key, if_match))
+            .await
+            .map(drop)
+    }
+
+    /// Deletes the entity at `key` (any version) if there is one. Returns whether
+    /// there was.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::delete`], except that an absent entity is not an error.
+    pub async fn delete_if_exists(&self, key: EntityKey) -> Result<bool> {
+        match self.delete(key, IfMatch::Any).await {
+            Ok(()) => Ok(true),
+            Err(err) if err.kind() == ErrorKind::EntityNotFound => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Reads the entity at `key` with its ETag and timestamp; `None` if absent.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] if the row is not a `T` (another kind, an index row);
+    /// the engine's errors.
+    pub async fn get(&self, key: EntityKey) -> Result<Option<Versioned<T>>> {
+        self.engine()
+            .get_entity(self.name(), &key, None)
+            .await?
+            .map(versioned)
+            .transpose()
+    }
+
+    async fn write_one(&self, item: Item) -> Result<WriteOutcome> {
+        let outcomes = upkeep::run(self.service(), self.name(), vec![item]).await?;
+        outcomes.into_iter().next().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Server,
+                "the engine answered a write with no outcome",
+            )
+        })
+    }
+}
+
+/// Decodes a stored row with its version.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] if the row has no ETag or timestamp, or is not a `T`.
+pub(crate) fn versioned<T: Row>(mut row: DynamicEntity) -> Result<Versioned<T>> {
+    let (Some(etag), Some(timestamp)) = (row.etag.take(), row.timestamp.take()) else {
+        return Err(Error::new(
+            ErrorKind::Decode,
+            format!(
+                "the engine returned {} without its ETag and timestamp",
+                row.key()
+            ),
+        )
+        .with_entity_key(row.key()));
+    };
+    Ok(Versioned {
+        value: T::decode(row)?,
+        etag,
+        timestamp,
+    })
+}

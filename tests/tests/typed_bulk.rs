@@ -1,0 +1,625 @@
+//! The bulk writer: grouping by partition, chunks of at most 100 operations counting
+//! same-partition index copies, per-chunk outcomes (atomic per chunk only), caller
+//! indexes, validation before anything is sent, bounded concurrency, and upserts
+//! that move index copies.
+//!
+//! Every scenario runs on the mem engine with default paging and with one-entity
+//! pages that break at partition boundaries.
+
+#![allow(clippy::unwrap_used)] // tests unwrap known-good values
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tables_client::mem::{CallKind, Fault, MemEngine, MemOptions};
+use tables_client::{
+    BulkMode, BulkReport, ContinuationToken, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
+    Filter, ListTablesOptions, Page, QuerySpec, Result, TablePage, TableServiceClient, WriteOp,
+    WriteOutcome,
+};
+
+/// An entity with an intra-partition index copy: two rows per item.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Staff", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+#[entity(index(name = "email", row_key = "email_{email}"))]
+struct Staff {
+    department: String,
+    employee_id: u32,
+    email: String,
+    name: String,
+}
+
+/// An entity with no index: one row per item.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Sample", partition_key = "{sensor}", row_key = "{seq:08}")]
+struct Sample {
+    sensor: String,
+    seq: u32,
+    value: f64,
+}
+
+/// An index in another table: kept eventually, so the bulk writer refuses it.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(
+    kind = "Spread",
+    partition_key = "{department}",
+    row_key = "empid_{employee_id:06}"
+)]
+#[entity(index(
+    name = "by_email",
+    table = "SpreadByEmail",
+    partition_key = "email_{department}",
+    row_key = "{email}"
+))]
+struct Spread {
+    department: String,
+    employee_id: u32,
+    email: String,
+}
+
+/// An index entity: refused too.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(
+    kind = "Listed",
+    partition_key = "{department}",
+    row_key = "empid_{employee_id:06}"
+)]
+#[entity(index_entity(name = "last_name", row_key = "lastname_{last_name}"))]
+struct Listed {
+    department: String,
+    employee_id: u32,
+    last_name: String,
+}
+
+const DEPARTMENTS: usize = 7;
+
+fn staff(i: usize) -> Staff {
+    Staff {
+        department: format!("dept{}", i % DEPARTMENTS),
+        employee_id: u32::try_from(i).unwrap(),
+        email: format!("e{i}@contoso.com"),
+        name: format!("Employee {i}"),
+    }
+}
+
+fn sample(sensor: &str, seq: usize) -> Sample {
+    Sample {
+        sensor: sensor.to_owned(),
+        seq: u32::try_from(seq).unwrap(),
+        value: seq as f64 / 2.0,
+    }
+}
+
+async fn exists(service: &TableServiceClient, table: &str, key: &EntityKey) -> bool {
+    service
+        .engine()
+        .get_entity(table, key, None)
+        .await
+        .unwrap()
+        .is_some()
+}
+
+/// Every row of a partition, following continuation.
+async fn partition_rows(service: &TableServiceClient, table: &str, pk: &str) -> Vec<DynamicEntity> {
+    let spec = QuerySpec::new().filter(Filter::partition_key(pk));
+    let mut rows = Vec::new();
+    let mut token = None;
+    loop {
+        let page = service
+            .engine()
+            .query(table, &spec, token.as_ref())
+            .await
+            .unwrap();
+        rows.extend(page.items);
+        match page.continuation {
+            Some(next) => token = Some(next),
+            None => return rows,
+        }
+    }
+}
+
+/// The report's chunks cover each caller index once, stay in one partition, and
+/// give one outcome per item.
+fn check_report_shape(report: &BulkReport, count: usize, partition_of: impl Fn(usize) -> String) {
+    let mut seen = BTreeSet::new();
+    for chunk in &report.chunks {
+        assert!(!chunk.items.is_empty());
+        assert!(chunk.items.windows(2).all(|w| w[0] < w[1]), "ascending");
+        for &i in &chunk.items {
+            assert_eq!(partition_of(i), chunk.partition_key);
+            assert!(seen.insert(i), "item {i} in two chunks");
+        }
+        if let Ok(outcomes) = &chunk.result {
+            assert_eq!(outcomes.len(), chunk.items.len());
+            assert!(outcomes.iter().all(|o| o.etag.is_some()));
+        }
+    }
+    assert_eq!(seen, (0..count).collect());
+}
+
+/// 10,000 items over 7 partitions, each with an index copy: chunks of 50 items
+/// (100 operations), every row written.
+async fn ten_thousand_items_chunk_at_100_operations(service: TableServiceClient) -> Result<()> {
+    const COUNT: usize = 10_000;
+    service.create_table("BulkStaff").await?;
+    let report = service
+        .bulk_writer::<Staff>("BulkStaff")
+        .mode(BulkMode::Insert)
+        .concurrency(4)
+        .write_all((0..COUNT).map(staff))
+        .await?;
+    assert!(report.is_complete());
+    check_report_shape(&report, COUNT, |i| staff(i).department);
+    // Partitions in order of first appearance; within one, full chunks then the rest.
+    let mut expected_chunks = Vec::new();
+    for d in 0..DEPARTMENTS {
+        let n = (COUNT - d).div_ceil(DEPARTMENTS);
+        let mut left = n;
+        while left > 0 {
+            expected_chunks.push((format!("dept{d}"), left.min(50)));
+            left -= left.min(50);
+        }
+    }
+    let got: Vec<(String, usize)> = report
+        .chunks
+        .iter()
+        .map(|c| (c.partition_key.clone(), c.items.len()))
+        .collect();
+    assert_eq!(got, expected_chunks);
+    assert_eq!(report.written_items(), (0..COUNT).collect::<Vec<_>>());
+    assert!(report.failed_items().is_empty());
+    for i in (0..COUNT).step_by(97).chain([COUNT - 1]) {
+        let s = staff(i);
+        assert!(exists(&service, "BulkStaff", &s.entity_key()?).await);
+        let copy = EntityKey::new(s.department.clone(), format!("email_{}", s.email));
+        assert!(exists(&service, "BulkStaff", &copy).await);
+    }
+    let rows = partition_rows(&service, "BulkStaff", "dept3").await;
+    assert_eq!(rows.len(), 2 * (COUNT - 3).div_ceil(DEPARTMENTS));
+    Ok(())
+}
+
+/// Without copies a chunk holds 100 items; with copies in upsert mode a chunk keeps
+/// room to delete each item's old copy.
+async fn chunk_sizes_follow_operation_counts(service: TableServiceClient) -> Result<()> {
+    service.create_table("BulkSizes").await?;
+    let report = service
+        .bulk_writer::<Sample>("BulkSizes")
+        .write_all((0..250).map(|i| sample("s1", i)))
+        .await?;
+    let sizes: Vec<usize> = report.chunks.iter().map(|c| c.items.len()).collect();
+    assert_eq!(sizes, [100, 100, 50]);
+
+    let upsert = service
+        .bulk_writer::<Staff>("BulkSizes")
+        .mode(BulkMode::Upsert)
+        .write_all((0..70).map(|i| staff(i * DEPARTMENTS)))
+        .await?;
+    let sizes: Vec<usize> = upsert.chunks.iter().map(|c| c.items.len()).collect();
+    assert_eq!(sizes, [33, 33, 4]);
+    assert!(upsert.is_complete());
+    assert_eq!(
+        partition_rows(&service, "BulkSizes", "dept0").await.len(),
+        140
+    );
+    Ok(())
+}
+
+/// An insert conflict (on an index copy) fails its own chunk only: the chunk's other
+/// items are not written, every other chunk is, and the error names the caller's
+/// item.
+async fn a_failing_chunk_leaves_the_others_written(service: TableServiceClient) -> Result<()> {
+    service.create_table("BulkConflict").await?;
+    // Someone already uses the email item 1,003 (of dept2) will claim.
+    let squatter = Staff {
+        department: "dept2".into(),
+        employee_id: 999_999,
+        email: "e1003@contoso.com".into(),
+        name: "Squatter".into(),
+    };
+    let first = service
+        .bulk_writer::<Staff>("BulkConflict")
+        .mode(BulkMode::Insert)
+        .write_all([squatter])
+        .await?;
+    assert!(first.is_complete());
+
+    const COUNT: usize = 2_000;
+    let report = service
+        .bulk_writer::<Staff>("BulkConflict")
+        .mode(BulkMode::Insert)
+        .write_all((0..COUNT).map(staff))
+        .await?;
+    check_report_shape(&report, COUNT, |i| staff(i).department);
+    let failed: Vec<_> = report.failed().collect();
+    assert_eq!(failed.len(), 1);
+    let chunk = failed[0];
+    assert_eq!(chunk.partition_key, "dept2");
+    assert!(chunk.items.contains(&1003));
+    let err = chunk.result.as_ref().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+    assert_eq!(err.batch_index(), Some(1003));
+    assert_eq!(report.failed_items(), chunk.items);
+    assert_eq!(report.written_items().len(), COUNT - chunk.items.len());
+
+    for &i in &chunk.items {
+        assert!(!exists(&service, "BulkConflict", &staff(i).entity_key()?).await);
+    }
+    for i in report.written_items() {
+        assert!(exists(&service, "BulkConflict", &staff(i).entity_key()?).await);
+    }
+    // dept2: the squatter (2 rows) and every written item of dept2 (2 rows each).
+    let dept2_written = report
+        .written_items()
+        .into_iter()
+        .filter(|i| i % DEPARTMENTS == 2)
+        .count();
+    let rows = partition_rows(&service, "BulkConflict", "dept2").await;
+    assert_eq!(rows.len(), 2 + 2 * dept2_written);
+    Ok(())
+}
+
+/// A chunk the engine fails (throttled) is reported; the others are written.
+async fn an_engine_failure_fails_one_chunk(engine: MemEngine) -> Result<()> {
+    let service = TableServiceClient::new(engine.clone());
+    service.create_table("BulkThrottled").await?;
+    engine
+        .faults()
+        .inject(Fault::fail(ErrorKind::Throttled).on(CallKind::Batch).nth(3));
+    let items = (0..1_000).map(|i| sample(&format!("s{}", i % 3), i));
+    let report = service
+        .bulk_writer::<Sample>("BulkThrottled")
+        .concurrency(2)
+        .write_all(items)
+        .await?;
+    check_report_shape(&report, 1_000, |i| format!("s{}", i % 3));
+    assert_eq!(engine.faults().fired(), 1);
+    let failed: Vec<_> = report.failed().collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(
+        failed[0].result.as_ref().unwrap_err().kind(),
+        ErrorKind::Throttled
+    );
+    for i in report.failed_items() {
+        let key = sample(&format!("s{}", i % 3), i).entity_key()?;
+        assert!(!exists(&service, "BulkThrottled", &key).await);
+    }
+    for i in report.written_items() {
+        let key = sample(&format!("s{}", i % 3), i).entity_key()?;
+        assert!(exists(&service, "BulkThrottled", &key).await);
+    }
+    Ok(())
+}
+
+/// Invalid items, repeated rows and unsupported types fail before anything is sent,
+/// naming the caller's item.
+async fn validation_fails_before_anything_is_sent(engine: MemEngine) -> Result<()> {
+    let service = TableServiceClient::new(engine.clone());
+    service.create_table("BulkInvalid").await?;
+    let batches = || engine.faults().calls_of(CallKind::Batch);
+
+    // A key the service refuses, at caller index 57.
+    let mut items: Vec<Staff> = (0..200).map(staff).collect();
+    items[57].department = "bad/dept".into();
+    let err = service
+        .bulk_writer::<Staff>("BulkInvalid")
+        .write_all(items)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidKey);
+    assert_eq!(err.batch_index(), Some(57));
+
+    // A property too large for the service, at caller index 120 (a later chunk).
+    let mut big: Vec<Staff> = (0..200).map(staff).collect();
+    big[120].name = "x".repeat(40_000); // 80,000 bytes as UTF-16: over 64 KiB
+    let err = service
+        .bulk_writer::<Staff>("BulkInvalid")
+        .mode(BulkMode::Insert)
+        .write_all(big)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PropertyValueTooLarge);
+    assert_eq!(err.batch_index(), Some(120));
+
+    // The same row twice (item 150 repeats item 3), even in different chunks.
+    let mut items: Vec<Sample> = (0..200).map(|i| sample("s", i)).collect();
+    items[150] = sample("s", 3);
+    let err = service
+        .bulk_writer::<Sample>("BulkInvalid")
+        .write_all(items)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.batch_index(), Some(150));
+
+    // Two items claiming one index copy row.
+    let mut twins: Vec<Staff> = (0..10).map(|i| staff(i * DEPARTMENTS)).collect();
+    twins[9].email = twins[2].email.clone();
+    let err = service
+        .bulk_writer::<Staff>("BulkInvalid")
+        .write_all(twins)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.batch_index(), Some(9));
+
+    // Types whose indexes need per-item upkeep.
+    let spread = Spread {
+        department: "d".into(),
+        employee_id: 1,
+        email: "a@b".into(),
+    };
+    let err = service
+        .bulk_writer::<Spread>("BulkInvalid")
+        .write_all([spread])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    let listed = Listed {
+        department: "d".into(),
+        employee_id: 1,
+        last_name: "Jones".into(),
+    };
+    let err = service
+        .bulk_writer::<Listed>("BulkInvalid")
+        .mode(BulkMode::Insert)
+        .write_all([listed])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+
+    assert_eq!(batches(), 0, "nothing was sent");
+    assert!(partition_rows(&service, "BulkInvalid", "dept0")
+        .await
+        .is_empty());
+
+    // An empty load sends nothing and reports nothing.
+    let report = service
+        .bulk_writer::<Staff>("BulkInvalid")
+        .write_all(Vec::new())
+        .await?;
+    assert!(report.chunks.is_empty() && report.is_complete());
+    Ok(())
+}
+
+/// Upserting over existing items moves their index copies: old copies deleted (even
+/// when two items of one chunk swap emails), new ones written, new items inserted.
+async fn upsert_moves_index_copies(service: TableServiceClient) -> Result<()> {
+    service.create_table("BulkMove").await?;
+    let before: Vec<Staff> = (0..120).map(|i| staff(i * DEPARTMENTS)).collect();
+    let report = service
+        .bulk_writer::<Staff>("BulkMove")
+        .write_all(before.clone())
+        .await?;
+    assert!(report.is_complete());
+
+    let mut after = before.clone();
+    for (i, s) in after.iter_mut().enumerate() {
+        if i % 3 == 0 {
+            s.email = format!("moved{i}@contoso.com");
+        }
+        s.name = format!("Renamed {i}");
+    }
+    // Items 1 and 2 (one chunk) swap emails.
+    let (one, two) = (after[1].email.clone(), after[2].email.clone());
+    after[1].email = two;
+    after[2].email = one;
+    // And 30 new items.
+    after.extend((120..150).map(|i| staff(i * DEPARTMENTS)));
+
+    let report = service
+        .bulk_writer::<Staff>("BulkMove")
+        .write_all(after.clone())
+        .await?;
+    assert!(report.is_complete(), "{report:?}");
+
+    let rows = partition_rows(&service, "BulkMove", "dept0").await;
+    assert_eq!(rows.len(), 2 * after.len(), "no orphan copies");
+    let keys: BTreeSet<String> = rows.iter().map(|r| r.row_key.clone()).collect();
+    for s in &after {
+        assert!(keys.contains(&format!("email_{}", s.email)));
+        let row = service
+            .engine()
+            .get_entity("BulkMove", &s.entity_key()?, None)
+            .await?
+            .unwrap();
+        assert_eq!(&Staff::from_entity(row)?, s);
+    }
+    Ok(())
+}
+
+/// A concurrent change between a chunk's read and its write makes the conditional
+/// write fail; the chunk reads again and leaves exactly its own copies.
+async fn upsert_retries_after_a_concurrent_change(engine: MemEngine) -> Result<()> {
+    let service = TableServiceClient::new(engine.clone());
+    service.create_table("BulkRace").await?;
+    let original = staff(0);
+    service
+        .bulk_writer::<Staff>("BulkRace")
+        .write_all([original.clone()])
+        .await?;
+
+    engine.faults().inject(
+        Fault::delay(Duration::from_millis(300))
+            .on(CallKind::Batch)
+            .nth(1),
+    );
+    let mut mine = original.clone();
+    mine.email = "mine@contoso.com".into();
+    let writer = service.bulk_writer::<Staff>("BulkRace");
+    let load = tokio::spawn(async move { writer.write_all([mine]).await });
+
+    // While the chunk's batch waits, another writer moves the email.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut theirs = original.clone();
+    theirs.email = "theirs@contoso.com".into();
+    let primary = theirs.to_entity()?;
+    let copies = theirs.index_copies(&primary)?;
+    let ops = vec![
+        WriteOp::UpsertReplace(primary),
+        WriteOp::Insert(copies[0].entity().clone()),
+        WriteOp::Delete {
+            key: EntityKey::new("dept0", "email_e0@contoso.com"),
+            if_match: tables_client::IfMatch::Any,
+        },
+    ];
+    service.engine().submit_batch("BulkRace", &ops).await?;
+
+    let report = load.await.unwrap()?;
+    assert!(report.is_complete(), "{report:?}");
+    assert_eq!(engine.faults().calls_of(CallKind::Batch), 1 + 1 + 2);
+    let keys: Vec<String> = partition_rows(&service, "BulkRace", "dept0")
+        .await
+        .into_iter()
+        .map(|r| r.row_key)
+        .collect();
+    assert_eq!(keys, ["email_mine@contoso.com", "empid_000000"]);
+    Ok(())
+}
+
+/// An engine that records how many batches are in flight at once.
+#[derive(Debug)]
+struct InFlight {
+    inner: MemEngine,
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
+#[async_trait]
+impl Engine for InFlight {
+    async fn create_table(&self, table: &str) -> Result<()> {
+        self.inner.create_table(table).await
+    }
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        self.inner.delete_table(table).await
+    }
+    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        self.inner.list_tables(options).await
+    }
+    async fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>> {
+        self.inner.get_entity(table, key, select).await
+    }
+    async fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>> {
+        self.inner.query(table, spec, continuation).await
+    }
+    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        self.inner.write(table, op).await
+    }
+    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let result = self.inner.submit_batch(table, ops).await;
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+}
+
+/// At most `concurrency` chunks are in flight.
+async fn concurrency_is_bounded(engine: MemEngine) -> Result<()> {
+    let probe = Arc::new(InFlight {
+        inner: engine,
+        now: AtomicUsize::new(0),
+        most: AtomicUsize::new(0),
+    });
+    let service = TableServiceClient::from_engine(probe.clone());
+    service.create_table("BulkBounded").await?;
+    let report = service
+        .bulk_writer::<Sample>("BulkBounded")
+        .concurrency(3)
+        .write_all((0..2_000).map(|i| sample(&format!("s{}", i % 10), i)))
+        .await?;
+    assert!(report.is_complete());
+    assert_eq!(report.chunks.len(), 20);
+    assert_eq!(probe.most.load(Ordering::SeqCst), 3);
+    Ok(())
+}
+
+macro_rules! on_engine {
+    ($engine:expr) => {
+        use super::*;
+
+        fn service() -> TableServiceClient {
+            TableServiceClient::new($engine)
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn ten_thousand_items_chunk_at_100_operations() {
+            super::ten_thousand_items_chunk_at_100_operations(service())
+                .await
+                .unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn chunk_sizes_follow_operation_counts() {
+            super::chunk_sizes_follow_operation_counts(service())
+                .await
+                .unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn a_failing_chunk_leaves_the_others_written() {
+            super::a_failing_chunk_leaves_the_others_written(service())
+                .await
+                .unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn an_engine_failure_fails_one_chunk() {
+            super::an_engine_failure_fails_one_chunk($engine)
+                .await
+                .unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn validation_fails_before_anything_is_sent() {
+            super::validation_fails_before_anything_is_sent($engine)
+                .await
+                .unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn upsert_moves_index_copies() {
+            super::upsert_moves_index_copies(service()).await.unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn upsert_retries_after_a_concurrent_change() {
+            super::upsert_retries_after_a_concurrent_change($engine)
+                .await
+                .unwrap();
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn concurrency_is_bounded() {
+            super::concurrency_is_bounded($engine).await.unwrap();
+        }
+    };
+}
+
+/// The mem engine with its default paging.
+mod mem_default {
+    on_engine!(MemEngine::new());
+}
+
+/// The mem engine with one-entity pages breaking at partition boundaries.
+mod mem_page_size_1 {
+    on_engine!(MemEngine::with_options(MemOptions {
+        page_size: 1,
+        break_at_partition_boundaries: true,
+    }));
+}

@@ -1,0 +1,337 @@
+//! Shared by `typed_writes.rs` and `typed_upkeep_faults.rs`: the entities, the
+//! index checker (do the index rows equal exactly what the primaries imply?), and
+//! an engine wrapper that records calls and can fail single writes.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tables_client::model::{row_role, RowRole};
+use tables_client::{
+    ContinuationToken, DynamicEntity, Engine, Entity, EntityKey, Error, ErrorKind,
+    ListTablesOptions, Page, QuerySpec, Result, Row, TablePage, TableServiceClient, Value, WriteOp,
+    WriteOutcome,
+};
+use tables_tests::read::all_rows;
+
+/// The table of the primaries.
+pub(crate) const STAFF: &str = "Staff";
+/// The table of the partial `by_email` copies.
+pub(crate) const BY_EMAIL: &str = "EmployeesByEmail";
+/// The table of the `by_city` index entities.
+pub(crate) const BY_CITY: &str = "EmployeesByCity";
+
+/// An employee with every kind of index:
+/// - `email`: a full copy in the primary's partition (same EGT);
+/// - `by_email`: a partial copy in another table (eventual);
+/// - `by_badge`: a full copy in another partition of the same table (eventual);
+/// - `last_name`: an index entity in the primary's partition (same EGT);
+/// - `by_city`: an index entity in another table (eventual).
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Employee", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+#[entity(index(name = "email", row_key = "email_{email}"))]
+#[entity(index(
+    name = "by_email",
+    table = "EmployeesByEmail",
+    partition_key = "email_{department}",
+    row_key = "{email}",
+    include(first_name, last_name)
+))]
+#[entity(index(name = "by_badge", partition_key = "badges", row_key = "badge_{badge}"))]
+#[entity(index_entity(name = "last_name", row_key = "lastname_{last_name}"))]
+#[entity(index_entity(
+    name = "by_city",
+    table = "EmployeesByCity",
+    partition_key = "{city}",
+    row_key = "members"
+))]
+pub(crate) struct Employee {
+    pub(crate) department: String,
+    pub(crate) employee_id: u32,
+    pub(crate) first_name: String,
+    pub(crate) last_name: String,
+    pub(crate) email: String,
+    pub(crate) badge: String,
+    pub(crate) city: String,
+    pub(crate) age: i32,
+    pub(crate) nickname: Option<String>,
+}
+
+/// An employee indexed only in its own partition: every write is one EGT.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Clerk", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "clerk_{id:06}")]
+#[entity(index(name = "email", row_key = "email_{email}"))]
+#[entity(index(name = "desk", row_key = "desk_{desk}"))]
+#[entity(index_entity(name = "team", row_key = "team_{team}"))]
+pub(crate) struct Clerk {
+    pub(crate) department: String,
+    pub(crate) id: u32,
+    pub(crate) email: String,
+    pub(crate) desk: String,
+    pub(crate) team: String,
+}
+
+/// No index at all.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Department", rename_all = "PascalCase")]
+#[entity(partition_key = "{name}", row_key = "department")]
+pub(crate) struct Department {
+    pub(crate) name: String,
+    pub(crate) employee_count: i32,
+}
+
+/// An employee numbered `id`, with indexed values derived from `version`
+/// (unique per employee, so copy indexes never collide).
+pub(crate) fn employee(department: &str, id: u32, version: u32) -> Employee {
+    Employee {
+        department: department.into(),
+        employee_id: id,
+        first_name: format!("First{id}"),
+        last_name: ["Jones", "Smith", "Lee"][(version % 3) as usize].into(),
+        email: format!("e{id}v{version}@contoso.com"),
+        badge: format!("b{id}v{version}"),
+        city: ["Oslo", "Rome"][(version % 2) as usize].into(),
+        age: 30 + (version % 20) as i32,
+        nickname: (version % 2 != 1).then(|| format!("nick{version}")),
+    }
+}
+
+/// Creates the primary table and every index table.
+pub(crate) async fn create_tables(service: &TableServiceClient) -> Result<()> {
+    service
+        .table::<Employee>(STAFF)
+        .create_if_not_exists()
+        .await?;
+    Ok(())
+}
+
+/// The tables `T`'s index rows may live in, besides `table`.
+fn tables_of<T: Row>(table: &str) -> Vec<String> {
+    let mut tables = vec![table.to_owned()];
+    for schema in T::schemas() {
+        for index in schema.indexes {
+            if let Some(t) = index.table {
+                if !tables.iter().any(|x| x == t) {
+                    tables.push(t.to_owned());
+                }
+            }
+        }
+    }
+    tables
+}
+
+/// A row's properties, by name.
+fn properties(row: &DynamicEntity) -> BTreeMap<String, Value> {
+    row.properties()
+        .map(|(n, v)| (n.to_owned(), v.clone()))
+        .collect()
+}
+
+type Located = (String, EntityKey);
+
+/// What the index tables hold, or should hold.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct IndexState {
+    /// Copies by (table, key): their properties.
+    pub(crate) copies: BTreeMap<Located, BTreeMap<String, Value>>,
+    /// Index entities by (table, key): their members, sorted.
+    pub(crate) entries: BTreeMap<Located, Vec<String>>,
+}
+
+/// Checks that the index rows of `T` in `table` (and its index tables) are exactly
+/// those its primaries imply: no orphan, no missing copy, no stale content, no
+/// duplicate member, no intent left. Returns the primaries.
+pub(crate) async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Vec<DynamicEntity>> {
+    let mut primaries = Vec::new();
+    let mut actual = IndexState::default();
+    for name in tables_of::<T>(table) {
+        for row in all_rows(engine, &name).await? {
+            let located = (name.clone(), row.key());
+            match row_role(&row) {
+                RowRole::Primary { .. } if name == table => primaries.push(row),
+                RowRole::IndexCopy { .. } => {
+                    actual.copies.insert(located, properties(&row));
+                }
+                RowRole::IndexEntry { .. } => {
+                    let list = row.get("Members").and_then(Value::as_str).unwrap_or("[]");
+                    let members: Vec<String> = serde_json::from_str(list).expect("Members is JSON");
+                    let unique: BTreeSet<_> = members.iter().collect();
+                    assert_eq!(
+                        unique.len(),
+                        members.len(),
+                        "duplicate member in {located:?}"
+                    );
+                    assert!(
+                        !members.is_empty(),
+                        "empty index entity left at {located:?}"
+                    );
+                    actual.entries.insert(located, members);
+                }
+                role => panic!("unexpected row {located:?} ({role:?}) after reconcile"),
+            }
+        }
+    }
+    let mut expected = IndexState::default();
+    for primary in &primaries {
+        let value = T::decode(primary.clone())?;
+        for copy in value.copies_of(primary)? {
+            let located = (copy.table().unwrap_or(table).to_owned(), copy.key());
+            let previous = expected
+                .copies
+                .insert(located.clone(), properties(copy.entity()));
+            assert!(
+                previous.is_none(),
+                "two primaries imply the copy {located:?}"
+            );
+        }
+        for entry in value.entries_of()? {
+            let located = (
+                entry.table().unwrap_or(table).to_owned(),
+                entry.key().clone(),
+            );
+            let member = entry.member();
+            let encoded = if entry.same_partition() {
+                member.row_key.clone()
+            } else {
+                format!("{}\u{1f}{}", member.partition_key, member.row_key)
+            };
+            expected.entries.entry(located).or_default().push(encoded);
+        }
+    }
+    for members in expected.entries.values_mut() {
+        members.sort();
+    }
+    let missing: Vec<_> = expected
+        .copies
+        .keys()
+        .filter(|k| !actual.copies.contains_key(*k))
+        .collect();
+    let orphans: Vec<_> = actual
+        .copies
+        .keys()
+        .filter(|k| !expected.copies.contains_key(*k))
+        .collect();
+    assert!(
+        missing.is_empty() && orphans.is_empty(),
+        "missing copies {missing:?}, orphan copies {orphans:?}"
+    );
+    assert_eq!(
+        actual, expected,
+        "index rows differ from what the primaries imply"
+    );
+    Ok(primaries)
+}
+
+/// Intent rows in `table`.
+pub(crate) async fn intents(engine: &dyn Engine, table: &str) -> Result<usize> {
+    Ok(all_rows(engine, table)
+        .await?
+        .iter()
+        .filter(|r| matches!(row_role(r), RowRole::System(_)))
+        .count())
+}
+
+/// One engine call, as the recorder saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Call {
+    Get(String, EntityKey),
+    Query(String),
+    Write(String, WriteOp),
+    Batch(String, Vec<WriteOp>),
+    Other,
+}
+
+/// Wraps any engine: records every call, and fails single writes (not batches)
+/// while `fail_writes` is set, as a process dying after its transaction commits.
+#[derive(Debug, Clone)]
+pub(crate) struct Recorder {
+    inner: Arc<dyn Engine>,
+    calls: Arc<Mutex<Vec<Call>>>,
+    fail_writes: Arc<AtomicBool>,
+}
+
+impl Recorder {
+    pub(crate) fn new(inner: Arc<dyn Engine>) -> Recorder {
+        Recorder {
+            inner,
+            calls: Arc::default(),
+            fail_writes: Arc::default(),
+        }
+    }
+
+    /// A client over a recorder wrapping `service`'s engine, with its options.
+    pub(crate) fn wrap(service: &TableServiceClient) -> (TableServiceClient, Recorder) {
+        let recorder = Recorder::new(Arc::clone(service.engine()));
+        let client =
+            TableServiceClient::with_options(Arc::new(recorder.clone()), service.options().clone());
+        (client, recorder)
+    }
+
+    pub(crate) fn take(&self) -> Vec<Call> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+
+    pub(crate) fn fail_writes(&self, fail: bool) {
+        self.fail_writes.store(fail, Ordering::SeqCst);
+    }
+
+    fn record(&self, call: Call) {
+        self.calls.lock().unwrap().push(call);
+    }
+}
+
+#[async_trait]
+impl Engine for Recorder {
+    async fn create_table(&self, table: &str) -> Result<()> {
+        self.record(Call::Other);
+        self.inner.create_table(table).await
+    }
+
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        self.record(Call::Other);
+        self.inner.delete_table(table).await
+    }
+
+    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        self.record(Call::Other);
+        self.inner.list_tables(options).await
+    }
+
+    async fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>> {
+        self.record(Call::Get(table.to_owned(), key.clone()));
+        self.inner.get_entity(table, key, select).await
+    }
+
+    async fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>> {
+        self.record(Call::Query(table.to_owned()));
+        self.inner.query(table, spec, continuation).await
+    }
+
+    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        self.record(Call::Write(table.to_owned(), op.clone()));
+        if self.fail_writes.load(Ordering::SeqCst) {
+            return Err(Error::new(ErrorKind::Transport, "simulated crash"));
+        }
+        self.inner.write(table, op).await
+    }
+
+    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        self.record(Call::Batch(table.to_owned(), ops.to_vec()));
+        self.inner.submit_batch(table, ops).await
+    }
+}

@@ -1,0 +1,393 @@
+//! Fault injection proves index upkeep: whatever step of a write fails (before or
+//! after the engine applied it), `reconcile()` leaves exactly the index rows the
+//! primaries imply; concurrent writers never lose an index entity member.
+//!
+//! - a crash matrix: every engine call of every multi-row write (insert, replace
+//!   and upsert-merge moving indexed fields, delete, a mixed transaction) fails in
+//!   turn, four ways;
+//! - a property test: random sequences of writes with random injected failures;
+//! - 16 concurrent writers sharing index entities, and writers racing
+//!   `reconcile()`.
+
+#![allow(clippy::unwrap_used)] // tests
+
+#[path = "typed_upkeep/support.rs"]
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use support::{check, create_tables, employee, intents, Employee, BY_CITY, STAFF};
+use tables_client::mem::{CallKind, Fault, MemEngine};
+use tables_client::{
+    DynamicEntity, Entity, EntityKey, ErrorKind, IfMatch, Result, TableServiceClient,
+};
+
+fn fresh() -> (MemEngine, TableServiceClient) {
+    let engine = MemEngine::new();
+    let service = TableServiceClient::new(engine.clone());
+    (engine, service)
+}
+
+/// The primaries as comparable values.
+fn values(rows: &[DynamicEntity]) -> BTreeSet<String> {
+    rows.iter()
+        .map(|r| format!("{:?}", Employee::from_entity(r.clone()).unwrap()))
+        .collect()
+}
+
+// ---- (a) the crash matrix ----
+
+#[derive(Debug, Clone, Copy)]
+enum Write {
+    Insert,
+    ReplaceMoving,
+    UpsertMergeMoving,
+    Delete,
+    Transaction,
+}
+
+/// Three employees sharing the Jones / Oslo index entities.
+async fn setup(service: &TableServiceClient) -> Result<()> {
+    create_tables(service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    staff.insert(&employee("Sales", 1, 0)).await?;
+    staff.insert(&employee("Sales", 2, 0)).await?;
+    staff.insert(&employee("Ops", 3, 0)).await?;
+    Ok(())
+}
+
+async fn perform(service: &TableServiceClient, write: Write) -> Result<()> {
+    let staff = service.table::<Employee>(STAFF);
+    match write {
+        Write::Insert => staff.insert(&employee("Sales", 4, 0)).await.map(drop),
+        // Moves email, badge, last name and city.
+        Write::ReplaceMoving => staff
+            .replace(&employee("Sales", 1, 1), IfMatch::Any)
+            .await
+            .map(drop),
+        Write::UpsertMergeMoving => staff.upsert_merge(&employee("Sales", 2, 2)).await.map(drop),
+        Write::Delete => staff.delete(Employee::key("Sales", 2)?, IfMatch::Any).await,
+        Write::Transaction => service
+            .transaction(STAFF, "Sales")
+            .insert(&employee("Sales", 5, 1))
+            .replace(&employee("Sales", 1, 2), IfMatch::Any)
+            .delete::<Employee>(Employee::key("Sales", 2)?, IfMatch::Any)
+            .submit()
+            .await
+            .map(drop),
+    }
+}
+
+fn faults(n: u64) -> [Fault; 4] {
+    [
+        Fault::fail(ErrorKind::Server).nth(n),
+        Fault::fail_after_applying(ErrorKind::Server).nth(n),
+        Fault::fail(ErrorKind::PreconditionFailed).nth(n),
+        Fault::fail_after_applying(ErrorKind::PreconditionFailed).nth(n),
+    ]
+}
+
+async fn crash_at_every_step(write: Write) {
+    // A clean run: how many engine calls the write makes, and the states before
+    // and after it.
+    let (engine, service) = fresh();
+    setup(&service).await.unwrap();
+    let before = values(&check::<Employee>(&engine, STAFF).await.unwrap());
+    let calls = engine.faults().calls();
+    perform(&service, write).await.unwrap();
+    let steps = engine.faults().calls() - calls;
+    let after = values(&check::<Employee>(&engine, STAFF).await.unwrap());
+    assert!(steps >= 4, "{write:?} makes {steps} calls");
+
+    let mut failed = 0;
+    for n in 1..=steps {
+        for fault in faults(n) {
+            let (engine, service) = fresh();
+            setup(&service).await.unwrap();
+            engine.faults().inject(fault.clone());
+            let outcome = perform(&service, write).await;
+            engine.faults().clear();
+            failed += usize::from(outcome.is_err());
+            let report = service
+                .table::<Employee>(STAFF)
+                .reconcile()
+                .await
+                .unwrap_or_else(|e| panic!("{write:?}, {fault:?}: reconcile failed: {e:?}"));
+            let primaries = check::<Employee>(&engine, STAFF).await.unwrap();
+            let state = values(&primaries);
+            assert!(
+                state == before || state == after,
+                "{write:?}, {fault:?}: the primaries are neither before nor after the write"
+            );
+            assert!(report.intents_found <= 1, "{report:?}");
+            assert_eq!(intents(&engine, STAFF).await.unwrap(), 0);
+        }
+    }
+    assert!(
+        failed > 0,
+        "{write:?}: no injected fault made the write fail"
+    );
+}
+
+#[tokio::test]
+async fn crash_during_insert() {
+    crash_at_every_step(Write::Insert).await;
+}
+
+#[tokio::test]
+async fn crash_during_replace_moving_indexed_fields() {
+    crash_at_every_step(Write::ReplaceMoving).await;
+}
+
+#[tokio::test]
+async fn crash_during_upsert_merge_moving_indexed_fields() {
+    crash_at_every_step(Write::UpsertMergeMoving).await;
+}
+
+#[tokio::test]
+async fn crash_during_delete() {
+    crash_at_every_step(Write::Delete).await;
+}
+
+#[tokio::test]
+async fn crash_during_transaction() {
+    crash_at_every_step(Write::Transaction).await;
+}
+
+// ---- (b) random sequences with random failures ----
+
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(u32, u32),
+    Replace(u32, u32),
+    Merge(u32, u32),
+    Upsert(u32, u32),
+    UpsertMerge(u32, u32),
+    Delete(u32),
+    /// Upserts both employees of a department in one transaction.
+    Pair(u32, u32),
+}
+
+#[derive(Debug, Clone)]
+struct Injected {
+    nth: u64,
+    after: bool,
+    lost_race: bool,
+}
+
+fn department(id: u32) -> &'static str {
+    ["Sales", "Ops"][(id % 2) as usize]
+}
+
+fn staff_member(id: u32, version: u32) -> Employee {
+    employee(department(id), id, version)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let id = 0u32..4;
+    let version = 0u32..6;
+    prop_oneof![
+        (id.clone(), version.clone()).prop_map(|(i, v)| Step::Insert(i, v)),
+        (id.clone(), version.clone()).prop_map(|(i, v)| Step::Replace(i, v)),
+        (id.clone(), version.clone()).prop_map(|(i, v)| Step::Merge(i, v)),
+        (id.clone(), version.clone()).prop_map(|(i, v)| Step::Upsert(i, v)),
+        (id.clone(), version.clone()).prop_map(|(i, v)| Step::UpsertMerge(i, v)),
+        id.clone().prop_map(Step::Delete),
+        (0u32..2, version).prop_map(|(d, v)| Step::Pair(d, v)),
+    ]
+}
+
+fn injected() -> impl Strategy<Value = Option<Injected>> {
+    prop::option::weighted(
+        0.5,
+        (1u64..14, any::<bool>(), prop::bool::weighted(0.25)).prop_map(
+            |(nth, after, lost_race)| Injected {
+                nth,
+                after,
+                lost_race,
+            },
+        ),
+    )
+}
+
+fn inject(engine: &MemEngine, injected: &Option<Injected>) {
+    if let Some(i) = injected {
+        let kind = if i.lost_race {
+            ErrorKind::PreconditionFailed
+        } else {
+            ErrorKind::Server
+        };
+        let fault = if i.after {
+            Fault::fail_after_applying(kind)
+        } else {
+            Fault::fail(kind)
+        };
+        engine.faults().inject(fault.nth(i.nth));
+    }
+}
+
+async fn run_step(service: &TableServiceClient, step: &Step) -> Result<()> {
+    let staff = service.table::<Employee>(STAFF);
+    match *step {
+        Step::Insert(id, v) => staff.insert(&staff_member(id, v)).await.map(drop),
+        Step::Replace(id, v) => staff
+            .replace(&staff_member(id, v), IfMatch::Any)
+            .await
+            .map(drop),
+        Step::Merge(id, v) => staff
+            .merge(&staff_member(id, v), IfMatch::Any)
+            .await
+            .map(drop),
+        Step::Upsert(id, v) => staff.upsert(&staff_member(id, v)).await.map(drop),
+        Step::UpsertMerge(id, v) => staff.upsert_merge(&staff_member(id, v)).await.map(drop),
+        Step::Delete(id) => staff
+            .delete_if_exists(Employee::key(department(id), id)?)
+            .await
+            .map(drop),
+        Step::Pair(d, v) => service
+            .transaction(STAFF, department(d))
+            .upsert(&staff_member(d, v))
+            .upsert(&staff_member(d + 2, v + 1))
+            .submit()
+            .await
+            .map(drop),
+    }
+}
+
+async fn random_case(steps: Vec<(Step, Option<Injected>)>, reconcile_fault: Option<Injected>) {
+    let (engine, service) = fresh();
+    create_tables(&service).await.unwrap();
+    for (step, fault) in &steps {
+        inject(&engine, fault);
+        let _ = run_step(&service, step).await;
+        engine.faults().clear();
+    }
+    let staff = service.table::<Employee>(STAFF);
+    inject(&engine, &reconcile_fault);
+    let _ = staff.reconcile().await;
+    engine.faults().clear();
+    staff.reconcile().await.unwrap();
+    check::<Employee>(&engine, STAFF).await.unwrap();
+    assert_eq!(staff.reconcile().await.unwrap().intents_found, 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn random_writes_with_random_failures_reconcile_exactly(
+        steps in prop::collection::vec((step(), injected()), 1..7),
+        reconcile_fault in injected(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(random_case(steps, reconcile_fault));
+    }
+}
+
+// ---- (c) concurrency ----
+
+async fn sixteen_writers(delayed: bool) {
+    let (engine, service) = fresh();
+    create_tables(&service).await.unwrap();
+    if delayed {
+        // Every read waits, so all writers read the index entities before any
+        // writes them: the most conflicts.
+        engine
+            .faults()
+            .inject(Fault::delay(Duration::from_micros(200)).on(CallKind::GetEntity));
+    }
+    let writers: Vec<_> = (1..=16)
+        .map(|id| {
+            let staff = service.table::<Employee>(STAFF);
+            tokio::spawn(async move { staff.insert(&employee("Sales", id, 0)).await })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap().unwrap();
+    }
+    engine.faults().clear();
+    let staff = service.table::<Employee>(STAFF);
+    let jones = staff
+        .get_all_by_index(
+            "last_name",
+            Employee::last_name_key("Sales", "Jones").unwrap(),
+        )
+        .await
+        .unwrap();
+    let oslo = staff
+        .get_all_by_index("by_city", Employee::by_city_key("Oslo").unwrap())
+        .await
+        .unwrap();
+    let ids = |found: &[tables_client::Versioned<Employee>]| -> BTreeSet<u32> {
+        found.iter().map(|v| v.value.employee_id).collect()
+    };
+    assert_eq!(ids(&jones), (1..=16).collect());
+    assert_eq!(ids(&oslo), (1..=16).collect());
+    // The writers finished their own intents: no reconcile needed.
+    assert_eq!(intents(&engine, STAFF).await.unwrap(), 0);
+    check::<Employee>(&engine, STAFF).await.unwrap();
+    let city = tables_tests::read::get(&engine, BY_CITY, "Oslo", "members")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(city.get("Members").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_concurrent_writers_share_an_index_entity() {
+    for _ in 0..5 {
+        sixteen_writers(false).await;
+    }
+    sixteen_writers(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_racing_reconcile_leave_exact_indexes() {
+    let (engine, service) = fresh();
+    create_tables(&service).await.unwrap();
+    // Some writes crash after their commit, so reconcile has intents to race on.
+    engine.faults().inject(
+        Fault::fail(ErrorKind::Server)
+            .on(CallKind::Write)
+            .nth(7)
+            .times(3),
+    );
+    let writers: Vec<_> = (0..8u32)
+        .map(|id| {
+            let staff = service.table::<Employee>(STAFF);
+            tokio::spawn(async move {
+                for version in 0..6 {
+                    let _ = staff.upsert(&staff_member(id, version + id)).await;
+                }
+                if [0, 3, 6].contains(&id) {
+                    let key = EntityKey::new(department(id), format!("empid_{id:06}"));
+                    let _ = staff.delete_if_exists(key).await;
+                }
+            })
+        })
+        .collect();
+    let reconcilers: Vec<_> = (0..2)
+        .map(|_| {
+            let staff = service.table::<Employee>(STAFF);
+            tokio::spawn(async move {
+                for _ in 0..10 {
+                    let _ = staff.reconcile().await;
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    for task in writers.into_iter().chain(reconcilers) {
+        task.await.unwrap();
+    }
+    engine.faults().clear();
+    service.table::<Employee>(STAFF).reconcile().await.unwrap();
+    let primaries = check::<Employee>(&engine, STAFF).await.unwrap();
+    assert_eq!(primaries.len(), 5, "ids 1, 2, 4, 5, 7 remain");
+}

@@ -1,0 +1,757 @@
+//! Typed writes through `Table<T>` and `Transaction`: the six modes with `IfMatch`,
+//! point reads, index upkeep (copies and index entities, in the primary's partition
+//! and elsewhere through intents), lookups by index, and transaction validation.
+//!
+//! Each scenario is `async fn(TableServiceClient) -> Result<()>` and runs on the mem
+//! engine with default paging and with one-row pages that end at partition
+//! boundaries. They speak only the client and `Engine` APIs (a recording wrapper
+//! around whatever engine the client has), so they run on the remote engine
+//! unchanged. After each scenario, the checker proves the index rows equal exactly
+//! what the primaries imply.
+
+#![allow(clippy::unwrap_used)] // tests
+
+#[path = "typed_upkeep/support.rs"]
+mod support;
+
+use std::sync::Arc;
+
+use support::{
+    check, create_tables, employee, intents, Call, Clerk, Department, Employee, Recorder, BY_CITY,
+    BY_EMAIL, STAFF,
+};
+use tables_client::mem::{MemEngine, MemOptions};
+use tables_client::model::{primary_from_copy, row_role, RowRole};
+use tables_client::{
+    DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Result,
+    TableServiceClient, Value, WriteOp,
+};
+use tables_tests::read::{all_rows, get};
+
+const STALE: &str = "W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"";
+
+fn stale() -> IfMatch {
+    IfMatch::Etag(ETag::new(STALE))
+}
+
+fn members(row: &DynamicEntity) -> Vec<String> {
+    serde_json::from_str(row.get("Members").and_then(Value::as_str).unwrap()).unwrap()
+}
+
+async fn raw(engine: &dyn Engine, table: &str, key: &EntityKey) -> Option<DynamicEntity> {
+    get(engine, table, &key.partition_key, &key.row_key)
+        .await
+        .unwrap()
+}
+
+// ---- scenarios ----
+
+async fn insert_and_get_round_trip(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    let outcome = staff.insert(&ann).await?;
+    let got = staff.get(Employee::key("Sales", 1)?).await?.unwrap();
+    assert_eq!(got.value, ann);
+    assert_eq!(Some(got.etag.clone()), outcome.etag);
+    assert_eq!(Some(got.timestamp), outcome.timestamp);
+    let err = staff.insert(&ann).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+    assert!(staff.get(Employee::key("Sales", 2)?).await?.is_none());
+    // An index row is not an employee.
+    let copy_key = Employee::email_key("Sales", &ann.email)?;
+    assert_eq!(
+        staff.get(copy_key).await.unwrap_err().kind(),
+        ErrorKind::Decode
+    );
+    check::<Employee>(service.engine().as_ref(), STAFF).await?;
+    Ok(())
+}
+
+async fn replace_and_merge_honour_if_match(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    let key = Employee::key("Sales", 1)?;
+    let ann = employee("Sales", 1, 0);
+    assert!(ann.nickname.is_some());
+    staff.insert(&ann).await?;
+    let v1 = staff.get(key.clone()).await?.unwrap();
+
+    let mut plain = ann.clone();
+    plain.age = 41;
+    plain.nickname = None;
+    let err = staff.replace(&plain, stale()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
+    staff
+        .replace(&plain, IfMatch::Etag(v1.etag.clone()))
+        .await?;
+    let v2 = staff.get(key.clone()).await?.unwrap();
+    assert_eq!(v2.value, plain, "replace drops the nickname");
+    assert_ne!(v2.etag, v1.etag);
+    let err = staff
+        .replace(&plain, IfMatch::Etag(v1.etag.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
+    staff.replace(&ann, IfMatch::Any).await?;
+
+    // Merge keeps what the value doesn't write (a `None` nickname).
+    let current = staff.get(key.clone()).await?.unwrap();
+    let mut patch = plain.clone();
+    patch.age = 50;
+    patch.email = "moved@contoso.com".into();
+    let err = staff.merge(&patch, stale()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
+    staff.merge(&patch, IfMatch::Etag(current.etag)).await?;
+    let merged = staff.get(key.clone()).await?.unwrap().value;
+    assert_eq!(merged.age, 50);
+    assert_eq!(merged.nickname, ann.nickname);
+    assert_eq!(merged.email, "moved@contoso.com");
+    staff.merge(&patch, IfMatch::Any).await?;
+
+    let ghost = employee("Sales", 9, 0);
+    for if_match in [IfMatch::Any, stale()] {
+        let err = staff.replace(&ghost, if_match.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::EntityNotFound);
+        let err = staff.merge(&ghost, if_match).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::EntityNotFound);
+    }
+    assert!(staff.get(ghost.entity_key()?).await?.is_none());
+    check::<Employee>(service.engine().as_ref(), STAFF).await?;
+    Ok(())
+}
+
+async fn upserts_insert_or_overwrite(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    let key = Employee::key("Sales", 1)?;
+    let ann = employee("Sales", 1, 0);
+    staff.upsert(&ann).await?;
+    assert_eq!(staff.get(key.clone()).await?.unwrap().value, ann);
+    let mut plain = employee("Sales", 1, 1);
+    plain.nickname = None;
+    staff.upsert(&plain).await?;
+    assert_eq!(staff.get(key.clone()).await?.unwrap().value, plain);
+    check::<Employee>(service.engine().as_ref(), STAFF).await?;
+
+    let mut nicknamed = employee("Sales", 1, 2);
+    nicknamed.nickname = Some("Annie".into());
+    staff.upsert_merge(&nicknamed).await?;
+    let mut moved = employee("Sales", 1, 3);
+    moved.nickname = None;
+    staff.upsert_merge(&moved).await?;
+    let stored = staff.get(key).await?.unwrap().value;
+    assert_eq!(
+        stored.nickname.as_deref(),
+        Some("Annie"),
+        "upsert_merge keeps it"
+    );
+    assert_eq!(stored.email, moved.email);
+    let fresh = employee("Sales", 5, 0);
+    staff.upsert_merge(&fresh).await?;
+    assert_eq!(staff.get(fresh.entity_key()?).await?.unwrap().value, fresh);
+    check::<Employee>(service.engine().as_ref(), STAFF).await?;
+    Ok(())
+}
+
+async fn deletes_honour_if_match(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    let key = Employee::key("Sales", 1)?;
+    staff.insert(&employee("Sales", 1, 0)).await?;
+    staff.insert(&employee("Sales", 2, 0)).await?;
+    let v = staff.get(key.clone()).await?.unwrap();
+    let err = staff.delete(key.clone(), stale()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
+    staff.delete(key.clone(), IfMatch::Etag(v.etag)).await?;
+    assert!(staff.get(key.clone()).await?.is_none());
+    let err = staff.delete(key.clone(), IfMatch::Any).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::EntityNotFound);
+    assert!(!staff.delete_if_exists(key.clone()).await?);
+    check::<Employee>(service.engine().as_ref(), STAFF).await?;
+    staff.insert(&employee("Sales", 1, 4)).await?;
+    assert!(staff.delete_if_exists(key).await?);
+    assert!(staff.delete_if_exists(Employee::key("Sales", 2)?).await?);
+    let left = check::<Employee>(service.engine().as_ref(), STAFF).await?;
+    assert!(left.is_empty());
+    for table in [STAFF, BY_EMAIL, BY_CITY] {
+        let rows = all_rows(service.engine().as_ref(), table).await?;
+        assert!(rows.is_empty(), "{table} keeps {rows:?}");
+    }
+    Ok(())
+}
+
+async fn insert_writes_every_index_row(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let engine = service.engine().as_ref();
+    let staff = service.table::<Employee>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    staff.insert(&ann).await?;
+    staff.insert(&employee("Sales", 2, 0)).await?;
+
+    let copy = raw(engine, STAFF, &Employee::email_key("Sales", &ann.email)?)
+        .await
+        .unwrap();
+    assert_eq!(
+        row_role(&copy),
+        RowRole::IndexCopy {
+            kind: "Employee",
+            index: "email"
+        }
+    );
+    assert_eq!(Employee::from_entity(primary_from_copy(copy)?)?, ann);
+
+    let partial = raw(
+        engine,
+        BY_EMAIL,
+        &Employee::by_email_key("Sales", &ann.email)?,
+    )
+    .await
+    .unwrap();
+    let mut names: Vec<_> = partial.properties().map(|(n, _)| n.to_owned()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "EntityType",
+            "EntityVersion",
+            "FirstName",
+            "LastName",
+            "PrimaryPartitionKey",
+            "PrimaryRowKey"
+        ]
+    );
+    let badge = raw(engine, STAFF, &Employee::by_badge_key(&ann.badge)?)
+        .await
+        .unwrap();
+    assert_eq!(badge.partition_key, "badges");
+    assert_eq!(Employee::from_entity(primary_from_copy(badge)?)?, ann);
+
+    let last_names = raw(engine, STAFF, &Employee::last_name_key("Sales", "Jones")?)
+        .await
+        .unwrap();
+    assert_eq!(
+        row_role(&last_names),
+        RowRole::IndexEntry {
+            kind: "Employee",
+            index: "last_name"
+        }
+    );
+    assert_eq!(members(&last_names), ["empid_000001", "empid_000002"]);
+    let city = raw(engine, BY_CITY, &Employee::by_city_key("Oslo")?)
+        .await
+        .unwrap();
+    assert_eq!(
+        members(&city),
+        ["Sales\u{1f}empid_000001", "Sales\u{1f}empid_000002"]
+    );
+    assert_eq!(intents(engine, STAFF).await?, 0);
+    check::<Employee>(engine, STAFF).await?;
+    Ok(())
+}
+
+async fn replace_moving_indexed_fields_is_one_transaction(
+    service: TableServiceClient,
+) -> Result<()> {
+    const CLERKS: &str = "Clerks";
+    service.create_table(CLERKS).await?;
+    let (client, recorder) = Recorder::wrap(&service);
+    let clerks = client.table::<Clerk>(CLERKS);
+    let clerk = |id: u32, email: &str, team: &str| Clerk {
+        department: "Sales".into(),
+        id,
+        email: email.into(),
+        desk: format!("d{id}"),
+        team: team.into(),
+    };
+    clerks.insert(&clerk(1, "a1@x.com", "red")).await?;
+    clerks.insert(&clerk(2, "b1@x.com", "red")).await?;
+    recorder.take();
+
+    clerks
+        .replace(&clerk(1, "a2@x.com", "blue"), IfMatch::Any)
+        .await?;
+    let writes: Vec<Call> = recorder
+        .take()
+        .into_iter()
+        .filter(|c| matches!(c, Call::Write(..) | Call::Batch(..)))
+        .collect();
+    let [Call::Batch(table, ops)] = writes.as_slice() else {
+        panic!("expected one transaction, got {writes:?}");
+    };
+    assert_eq!(table, CLERKS);
+    let has = |mode: &str, row_key: &str| {
+        ops.iter()
+            .any(|op| format!("{:?}", op.mode()) == mode && op.row_key() == row_key)
+    };
+    assert!(matches!(
+        &ops[0],
+        WriteOp::Replace {
+            if_match: IfMatch::Etag(_),
+            ..
+        }
+    ));
+    assert!(has("Delete", "email_a1@x.com"), "{ops:#?}");
+    assert!(has("UpsertReplace", "email_a2@x.com"), "{ops:#?}");
+    assert!(has("UpsertReplace", "desk_d1"), "{ops:#?}");
+    assert!(has("Replace", "team_red"), "clerk 2 stays in red: {ops:#?}");
+    assert!(has("Insert", "team_blue"), "{ops:#?}");
+    assert_eq!(ops.len(), 6);
+    check::<Clerk>(service.engine().as_ref(), CLERKS).await?;
+
+    clerks.delete(Clerk::key("Sales", 1)?, IfMatch::Any).await?;
+    let writes: Vec<Call> = recorder
+        .take()
+        .into_iter()
+        .filter(|c| matches!(c, Call::Write(..) | Call::Batch(..)))
+        .collect();
+    let [Call::Batch(_, ops)] = writes.as_slice() else {
+        panic!("expected one transaction, got {writes:?}");
+    };
+    assert!(ops.iter().all(|op| matches!(op, WriteOp::Delete { .. })));
+    let deleted: Vec<_> = ops.iter().map(WriteOp::row_key).collect();
+    assert_eq!(
+        deleted,
+        ["clerk_000001", "email_a2@x.com", "desk_d1", "team_blue"]
+    );
+    check::<Clerk>(service.engine().as_ref(), CLERKS).await?;
+    Ok(())
+}
+
+async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let engine = service.engine().as_ref();
+    let (client, recorder) = Recorder::wrap(&service);
+    let staff = client.table::<Employee>(STAFF);
+    staff.insert(&employee("Sales", 1, 0)).await?;
+    check::<Employee>(engine, STAFF).await?;
+    recorder.take();
+
+    let moved = employee("Sales", 1, 1);
+    staff.replace(&moved, IfMatch::Any).await?;
+    let calls = recorder.take();
+    let batches: Vec<&Vec<WriteOp>> = calls
+        .iter()
+        .filter_map(|c| match c {
+            Call::Batch(_, ops) => Some(ops),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(batches.len(), 1);
+    let intent = batches[0]
+        .iter()
+        .find(|op| op.row_key().starts_with("$intent_"))
+        .expect("the transaction stores an intent");
+    let entity = intent.entity().unwrap();
+    assert_eq!(row_role(entity), RowRole::System("$intent"));
+    let doc: serde_json::Value =
+        serde_json::from_str(entity.get("Intent").and_then(Value::as_str).unwrap()).unwrap();
+    assert_eq!(doc["primaries"][0]["kind"], "Employee");
+    assert_eq!(doc["primaries"][0]["rk"], "empid_000001");
+    // Old and new rows of by_email, by_badge and by_city.
+    assert_eq!(doc["primaries"][0]["rows"].as_array().unwrap().len(), 6);
+    let last = calls.iter().rev().find_map(|c| match c {
+        Call::Write(table, op) => Some((table.clone(), op.clone())),
+        _ => None,
+    });
+    let (table, op) = last.unwrap();
+    assert_eq!(table, STAFF);
+    assert!(
+        matches!(op, WriteOp::Delete { ref key, .. } if key.row_key.starts_with("$intent_")),
+        "the intent is deleted last: {op:?}"
+    );
+    check::<Employee>(engine, STAFF).await?;
+
+    // A crash right after the commit leaves the intent; readers see the old remote
+    // rows until reconcile() finishes it.
+    recorder.fail_writes(true);
+    let again = employee("Sales", 1, 2);
+    staff.replace(&again, IfMatch::Any).await?;
+    recorder.fail_writes(false);
+    assert_eq!(intents(engine, STAFF).await?, 1);
+    let new_key = Employee::by_email_key("Sales", &again.email)?;
+    let old_key = Employee::by_email_key("Sales", &moved.email)?;
+    assert!(raw(engine, BY_EMAIL, &new_key).await.is_none());
+    assert!(raw(engine, BY_EMAIL, &old_key).await.is_some());
+    assert!(staff
+        .get_by_index("by_email", new_key.clone())
+        .await?
+        .is_none());
+    assert!(
+        staff.get_by_index("by_email", old_key).await?.is_none(),
+        "a stale partial copy finds nothing"
+    );
+    let report = staff.reconcile().await?;
+    assert_eq!(
+        (report.intents_found, report.intents_finished),
+        (1, 1),
+        "{report:?}"
+    );
+    assert!(report.index_rows_written > 0 && report.index_rows_removed > 0);
+    check::<Employee>(engine, STAFF).await?;
+    let found = staff.get_by_index("by_email", new_key).await?.unwrap();
+    assert_eq!(found.value, again);
+    let report = staff.reconcile().await?;
+    assert_eq!(report.intents_found, 0);
+    Ok(())
+}
+
+async fn index_entities_list_their_members(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let engine = service.engine().as_ref();
+    let staff = service.table::<Employee>(STAFF);
+    for id in 1..=3 {
+        staff.insert(&employee("Sales", id, 0)).await?;
+    }
+    staff.insert(&employee("Ops", 4, 0)).await?;
+    let ids = |found: Vec<tables_client::Versioned<Employee>>| -> Vec<u32> {
+        found.into_iter().map(|v| v.value.employee_id).collect()
+    };
+    let jones = Employee::last_name_key("Sales", "Jones")?;
+    assert_eq!(
+        ids(staff.get_all_by_index("last_name", jones.clone()).await?),
+        [1, 2, 3]
+    );
+    let oslo = Employee::by_city_key("Oslo")?;
+    assert_eq!(
+        ids(staff.get_all_by_index("by_city", oslo.clone()).await?),
+        [4, 1, 2, 3]
+    );
+
+    staff
+        .replace(&employee("Sales", 2, 1), IfMatch::Any)
+        .await?;
+    assert_eq!(
+        ids(staff.get_all_by_index("last_name", jones.clone()).await?),
+        [1, 3]
+    );
+    let smith = Employee::last_name_key("Sales", "Smith")?;
+    assert_eq!(ids(staff.get_all_by_index("last_name", smith).await?), [2]);
+    assert_eq!(
+        ids(staff.get_all_by_index("by_city", oslo).await?),
+        [4, 1, 3]
+    );
+    let rome = Employee::by_city_key("Rome")?;
+    assert_eq!(ids(staff.get_all_by_index("by_city", rome).await?), [2]);
+
+    for id in [1, 3] {
+        staff
+            .delete(Employee::key("Sales", id)?, IfMatch::Any)
+            .await?;
+    }
+    assert!(raw(engine, STAFF, &jones).await.is_none(), "empty lists go");
+    assert!(staff.get_all_by_index("last_name", jones).await?.is_empty());
+    check::<Employee>(engine, STAFF).await?;
+    Ok(())
+}
+
+async fn lookups_through_copies(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    staff.insert(&ann).await?;
+    let primary = staff.get(ann.entity_key()?).await?.unwrap();
+
+    let full = staff
+        .get_by_index("email", Employee::email_key("Sales", &ann.email)?)
+        .await?
+        .unwrap();
+    assert_eq!(full.value, ann);
+    let partial = staff
+        .get_by_index("by_email", Employee::by_email_key("Sales", &ann.email)?)
+        .await?
+        .unwrap();
+    assert_eq!(partial.value, ann);
+    assert_eq!(
+        partial.etag, primary.etag,
+        "a partial copy reads the primary"
+    );
+    let badge = staff
+        .get_by_index("by_badge", Employee::by_badge_key(&ann.badge)?)
+        .await?
+        .unwrap();
+    assert_eq!(badge.value, ann);
+
+    let nobody = Employee::email_key("Sales", "nobody@x.com")?;
+    assert!(staff.get_by_index("email", nobody.clone()).await?.is_none());
+    for (index, list) in [("nope", false), ("last_name", false), ("email", true)] {
+        let err = if list {
+            staff
+                .get_all_by_index(index, nobody.clone())
+                .await
+                .unwrap_err()
+        } else {
+            staff.get_by_index(index, nobody.clone()).await.unwrap_err()
+        };
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{index}");
+    }
+    let none = Employee::last_name_key("Sales", "Nobody")?;
+    assert!(staff.get_all_by_index("last_name", none).await?.is_empty());
+    Ok(())
+}
+
+async fn transactions_mix_types_and_keep_indexes(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let engine = service.engine().as_ref();
+    let staff = service.table::<Employee>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    let bob = employee("Sales", 2, 0);
+    let sales = Department {
+        name: "Sales".into(),
+        employee_count: 2,
+    };
+    let outcomes = service
+        .transaction(STAFF, "Sales")
+        .insert(&sales)
+        .insert(&ann)
+        .insert(&bob)
+        .submit()
+        .await?;
+    assert_eq!(outcomes.len(), 3);
+    assert!(outcomes.iter().all(|o| o.etag.is_some()));
+    let got = staff.get(ann.entity_key()?).await?.unwrap();
+    assert_eq!(outcomes[1].etag.as_ref(), Some(&got.etag));
+    let jones = raw(engine, STAFF, &Employee::last_name_key("Sales", "Jones")?)
+        .await
+        .unwrap();
+    assert_eq!(members(&jones), ["empid_000001", "empid_000002"]);
+
+    // Swap the two employees' emails in one transaction: every copy changes hands.
+    let mut ann2 = ann.clone();
+    let mut bob2 = bob.clone();
+    std::mem::swap(&mut ann2.email, &mut bob2.email);
+    service
+        .transaction(STAFF, "Sales")
+        .replace(&ann2, IfMatch::Any)
+        .replace(
+            &bob2,
+            IfMatch::Etag(staff.get(bob.entity_key()?).await?.unwrap().etag),
+        )
+        .merge(
+            &Department {
+                employee_count: 3,
+                ..sales.clone()
+            },
+            IfMatch::Any,
+        )
+        .submit()
+        .await?;
+    check::<StaffRow>(engine, STAFF).await?;
+    let found = staff
+        .get_by_index("by_email", Employee::by_email_key("Sales", &ann.email)?)
+        .await?
+        .unwrap();
+    assert_eq!(found.value, bob2);
+
+    service
+        .transaction(STAFF, "Sales")
+        .delete::<Employee>(ann.entity_key()?, IfMatch::Any)
+        .upsert(&Department {
+            employee_count: 1,
+            ..sales
+        })
+        .submit()
+        .await?;
+    check::<StaffRow>(engine, STAFF).await?;
+    let jones = raw(engine, STAFF, &Employee::last_name_key("Sales", "Jones")?)
+        .await
+        .unwrap();
+    assert_eq!(members(&jones), ["empid_000002"]);
+    Ok(())
+}
+
+async fn transaction_errors_name_the_item(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let engine = service.engine().as_ref();
+    let staff = service.table::<Employee>(STAFF);
+    let tx = || service.transaction(STAFF, "Sales");
+    let ann = employee("Sales", 1, 0);
+    let expect = |result: Result<Vec<tables_client::WriteOutcome>>, kind, index| {
+        let err = result.unwrap_err();
+        assert_eq!((err.kind(), err.batch_index()), (kind, index), "{err}");
+    };
+
+    expect(tx().submit().await, ErrorKind::InvalidBatch, None);
+    let err = service
+        .transaction("no", "Sales")
+        .insert(&ann)
+        .submit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidTableName);
+    expect(
+        tx().insert(&ann)
+            .insert(&employee("Ops", 2, 0))
+            .submit()
+            .await,
+        ErrorKind::InvalidBatch,
+        Some(1),
+    );
+    expect(
+        tx().insert(&ann).upsert(&ann).submit().await,
+        ErrorKind::InvalidBatch,
+        Some(1),
+    );
+    expect(
+        tx().insert(&ann)
+            .insert(&employee("Sales", 1_000_000, 0))
+            .submit()
+            .await,
+        ErrorKind::InvalidKey,
+        Some(1),
+    );
+
+    // 34 clerks with two copies each: 102 operations, refused at the 34th item.
+    const CLERKS: &str = "Clerks";
+    service.create_table(CLERKS).await?;
+    let mut big = service.transaction(CLERKS, "Sales");
+    for id in 0..34 {
+        big = big.insert(&Clerk {
+            department: "Sales".into(),
+            id,
+            email: format!("c{id}@x.com"),
+            desk: format!("d{id}"),
+            team: "red".into(),
+        });
+    }
+    assert_eq!(big.len(), 34);
+    expect(big.submit().await, ErrorKind::InvalidBatch, Some(33));
+    assert!(all_rows(engine, CLERKS).await?.is_empty());
+
+    // Failures found by the service or by reading map to the item too, and nothing
+    // of the transaction is written.
+    let bob = employee("Sales", 2, 0);
+    staff.insert(&bob).await?;
+    expect(
+        tx().insert(&ann).insert(&bob).submit().await,
+        ErrorKind::EntityAlreadyExists,
+        Some(1),
+    );
+    expect(
+        tx().insert(&ann).replace(&bob, stale()).submit().await,
+        ErrorKind::PreconditionFailed,
+        Some(1),
+    );
+    expect(
+        tx().delete::<Employee>(Employee::key("Sales", 77)?, IfMatch::Any)
+            .submit()
+            .await,
+        ErrorKind::EntityNotFound,
+        Some(0),
+    );
+    assert!(staff.get(ann.entity_key()?).await?.is_none());
+    check::<Employee>(engine, STAFF).await?;
+    Ok(())
+}
+
+/// An index entity whose member list would outgrow one property.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Tagged", partition_key = "{group}", row_key = "item_{name}")]
+#[entity(index_entity(name = "by_tag", row_key = "tag_{tag}"))]
+struct Tagged {
+    group: String,
+    name: String,
+    tag: String,
+}
+
+async fn oversized_index_entity_is_refused(service: TableServiceClient) -> Result<()> {
+    service.create_table("Tags").await?;
+    let tags = service.table::<Tagged>("Tags");
+    let item = |i: usize| Tagged {
+        group: "g".into(),
+        name: format!("{i:04}{}", "x".repeat(490)),
+        tag: "hot".into(),
+    };
+    let mut refused = None;
+    for i in 0..100 {
+        if let Err(err) = tags.insert(&item(i)).await {
+            refused = Some((i, err));
+            break;
+        }
+    }
+    let (i, err) = refused.expect("the list outgrows 64 KiB");
+    assert_eq!(err.kind(), ErrorKind::PropertyValueTooLarge);
+    assert_eq!(err.property(), Some("Members"));
+    assert!(i > 30, "refused only when full ({i})");
+    assert!(tags.get(item(i).entity_key()?).await?.is_none());
+    check::<Tagged>(service.engine().as_ref(), "Tags").await?;
+    Ok(())
+}
+
+#[derive(EntityUnion, Debug, Clone, PartialEq)]
+enum StaffRow {
+    Employee(Employee),
+    Department(Department),
+}
+
+async fn unions_keep_their_variants_indexes(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let rows = service.table::<StaffRow>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    rows.insert(&StaffRow::Employee(ann.clone())).await?;
+    rows.insert(&StaffRow::Department(Department {
+        name: "Sales".into(),
+        employee_count: 1,
+    }))
+    .await?;
+    rows.replace(&StaffRow::Employee(employee("Sales", 1, 1)), IfMatch::Any)
+        .await?;
+    check::<StaffRow>(service.engine().as_ref(), STAFF).await?;
+    let found = rows
+        .get_by_index("by_badge", Employee::by_badge_key("b1v1")?)
+        .await?
+        .unwrap();
+    assert_eq!(found.value, StaffRow::Employee(employee("Sales", 1, 1)));
+    assert_eq!(rows.reconcile().await?.intents_found, 0);
+    Ok(())
+}
+
+// ---- runners: every scenario on two engine configurations ----
+
+fn default_pages() -> TableServiceClient {
+    TableServiceClient::new(MemEngine::new())
+}
+
+fn one_row_pages() -> TableServiceClient {
+    TableServiceClient::from_engine(Arc::new(MemEngine::with_options(MemOptions {
+        page_size: 1,
+        break_at_partition_boundaries: true,
+    })))
+}
+
+macro_rules! scenarios {
+    ($($name:ident),* $(,)?) => {
+        mod default_pages {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::default_pages()).await.unwrap();
+                }
+            )*
+        }
+        mod one_row_pages {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::one_row_pages()).await.unwrap();
+                }
+            )*
+        }
+    };
+}
+
+scenarios!(
+    insert_and_get_round_trip,
+    replace_and_merge_honour_if_match,
+    upserts_insert_or_overwrite,
+    deletes_honour_if_match,
+    insert_writes_every_index_row,
+    replace_moving_indexed_fields_is_one_transaction,
+    remote_rows_follow_through_intents,
+    index_entities_list_their_members,
+    lookups_through_copies,
+    transactions_mix_types_and_keep_indexes,
+    transaction_errors_name_the_item,
+    oversized_index_entity_is_refused,
+    unions_keep_their_variants_indexes,
+);
