@@ -4,21 +4,36 @@
 //! cargo run --example quickstart
 //! ```
 //!
-//! Creates a table, inserts employees across two partitions, reads one back by key,
-//! runs a filtered partition query, pages through a query with continuation tokens,
-//! submits an entity group transaction, and handles an ETag conflict by its kind.
+//! Derives an entity, creates a table, inserts employees across two partitions,
+//! reads one back by key and by an index, runs a filtered partition query, pages
+//! through a query with resumable tokens, submits an entity group transaction, and
+//! handles an ETag conflict by its kind.
 #![allow(clippy::print_stdout)]
 
-use std::error::Error as StdError;
-
-use tables_client::{
-    col, DateTime, DynamicEntity, EntityKey, ErrorKind, IfMatch, QuerySpec, Value, WriteOp,
-};
-use tables_examples::EngineChoice;
-
-type BoxResult<T> = Result<T, Box<dyn StdError>>;
+use tables_client::{DateTime, Entity, ErrorKind, IfMatch, PageToken, Table};
+use tables_examples::{ensure, service, BoxResult};
 
 const TABLE: &str = "Employees";
+
+/// An employee: the key design is stated once, on the type. `department` becomes
+/// the PartitionKey, `employee_id` the RowKey (zero-padded, so string order is
+/// numeric order), and the `email` index keeps a copy of each employee under
+/// `email_<email>` in the same partition.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Employee", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+#[entity(index(name = "email", row_key = "email_{email}"))]
+struct Employee {
+    department: String,
+    employee_id: u32,
+    first_name: String,
+    last_name: String,
+    age: i32,
+    email: String,
+    #[entity(rename = "Hired")]
+    hired: DateTime,
+    title: Option<String>,
+}
 
 /// (department, employee id, first name, last name, age)
 const EMPLOYEES: [(&str, u32, &str, &str, i32); 6] = [
@@ -30,118 +45,102 @@ const EMPLOYEES: [(&str, u32, &str, &str, i32); 6] = [
     ("Sales", 240, "Leo", "Novak", 37),
 ];
 
-fn employee_key(department: &str, id: u32) -> EntityKey {
-    // Zero-padded, so the RowKey's string order is the numeric order.
-    EntityKey::new(department, format!("empid_{id:06}"))
-}
-
 fn employee(
-    department: &str,
-    id: u32,
-    first: &str,
-    last: &str,
-    age: i32,
-) -> BoxResult<DynamicEntity> {
-    let key = employee_key(department, id);
+    (department, employee_id, first, last, age): (&str, u32, &str, &str, i32),
+) -> BoxResult<Employee> {
     let hired =
         DateTime::from_ymd_hms(2015 + age % 10, 3, 1, 9, 0, 0).ok_or("hire date out of range")?;
-    Ok(DynamicEntity::new(key.partition_key, key.row_key)
-        .with("FirstName", first)
-        .with("LastName", last)
-        .with("Age", age)
-        .with("Email", format!("{}@contoso.com", first.to_lowercase()))
-        .with("Hired", hired))
+    Ok(Employee {
+        department: department.into(),
+        employee_id,
+        first_name: first.into(),
+        last_name: last.into(),
+        age,
+        email: format!("{}@contoso.com", first.to_lowercase()),
+        hired,
+        title: None,
+    })
 }
 
-/// Turns a broken promise of the SDK into an error (the example checks what it shows).
-fn ensure(condition: bool, what: &str) -> BoxResult<()> {
-    if condition {
-        Ok(())
-    } else {
-        Err(format!("quickstart check failed: {what}").into())
-    }
-}
-
-fn age_of(entity: &DynamicEntity) -> String {
-    entity
-        .get("Age")
-        .and_then(|v| i32::try_from(v).ok())
-        .map_or_else(|| String::from("?"), |age| age.to_string())
-}
-
-fn name_of(entity: &DynamicEntity) -> String {
-    let text = |name: &str| match entity.get(name) {
-        Some(Value::String(s)) => s.clone(),
-        _ => String::from("?"),
-    };
-    format!("{} {}", text("FirstName"), text("LastName"))
+fn name_of(e: &Employee) -> String {
+    format!("{} {}", e.first_name, e.last_name)
 }
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let choice = EngineChoice::from_env();
-    println!("{}", choice.describe());
-    let engine = choice.open();
+    let service = service();
+    let employees: Table<Employee> = service.table(TABLE);
 
     // 1. A table, and employees in two partitions (one per department).
-    engine.create_table(TABLE).await?;
-    for (department, id, first, last, age) in EMPLOYEES {
-        let entity = employee(department, id, first, last, age)?;
-        engine.write(TABLE, &WriteOp::Insert(entity)).await?;
+    employees.create_if_not_exists().await?;
+    for row in EMPLOYEES {
+        employees.insert(&employee(row)?).await?;
     }
     println!(
         "\n1. Created table {TABLE} and inserted {} employees in partitions Marketing and Sales.",
         EMPLOYEES.len()
     );
 
-    // 2. A point read: PartitionKey + RowKey, the fastest lookup there is.
-    let key = employee_key("Sales", 223);
-    let jones = engine
-        .get_entity(TABLE, &key, None)
+    // 2. A point read: PartitionKey + RowKey, the fastest lookup there is. The typed
+    //    key builder takes exactly the key's fields.
+    let key = Employee::key("Sales", 223)?;
+    let jones = employees
+        .get(key.clone())
         .await?
         .ok_or("employee 223 was just inserted but is missing")?;
     println!(
-        "\n2. Point get {key}: {} (ETag {})",
-        name_of(&jones),
-        jones.etag.as_ref().map_or("-", |e| e.as_str())
+        "\n2. get {key}: {} (ETag {})",
+        name_of(&jones.value),
+        jones.etag
     );
+    ensure(
+        jones.value == employee(EMPLOYEES[2])?,
+        "get returns what was inserted",
+    )?;
 
-    // 3. A partition query with a filter on a property.
-    let filter = col("PartitionKey").eq("Sales").and(col("Age").gt(30));
-    println!("\n3. Query with $filter={}", filter.to_odata());
-    let over_30 = QuerySpec::new().filter(filter);
-    let (mut token, mut found) = (None, 0);
-    loop {
-        let page = engine.query(TABLE, &over_30, token.as_ref()).await?;
-        for e in &page.items {
-            println!("   {} {:<10} age {}", e.row_key, name_of(e), age_of(e));
-        }
-        found += page.items.len();
-        token = page.continuation;
-        if token.is_none() {
-            break;
-        }
+    // 3. A lookup by a secondary index: the copy under email_ana@contoso.com.
+    let by_email = employees
+        .get_by_index("email", Employee::email_key("Sales", "ana@contoso.com")?)
+        .await?
+        .ok_or("the email index finds nobody")?;
+    println!(
+        "\n3. get_by_index(\"email\", ana@contoso.com): employee {}",
+        by_email.value.employee_id
+    );
+    ensure(
+        by_email.value == jones.value,
+        "the index finds the same employee",
+    )?;
+
+    // 4. A partition query with a typed filter; it sees employees, never the copies.
+    let query = employees
+        .query()
+        .partition("Sales")
+        .filter(Employee::AGE.gt(30));
+    println!("\n4. Query {:?}:", query.plan());
+    let over_30 = query.collect().await?;
+    for e in &over_30 {
+        println!("   {:06} {:<10} age {}", e.employee_id, name_of(e), e.age);
     }
     let expected = EMPLOYEES
         .iter()
         .filter(|e| e.0 == "Sales" && e.4 > 30)
         .count();
     ensure(
-        found == expected,
-        "the filter must return exactly the Sales employees over 30",
+        over_30.len() == expected,
+        "the filter returns exactly the Sales employees over 30",
     )?;
 
-    // 4. Paging: $top is a page size. Keep asking while a continuation token comes
-    //    back; a token can be stored as text and resumed later.
-    let small_pages = QuerySpec::new().select(["FirstName", "LastName"]).top(2);
-    println!("\n4. Paging through the whole table, 2 entities per page:");
-    let (mut token, mut page_number, mut seen) = (None, 0, 0);
+    // 5. Paging: one page at a time, with a token that can be stored as text and
+    //    resumed later (by another process, even).
+    println!("\n5. Paging through the whole table, 2 employees per page:");
+    let (mut token, mut page_number, mut seen): (Option<PageToken>, u32, usize) = (None, 0, 0);
     loop {
-        let page = engine.query(TABLE, &small_pages, token.as_ref()).await?;
+        let page = employees.query().page_size(2).page(token.as_ref()).await?;
         page_number += 1;
         seen += page.items.len();
-        let names: Vec<String> = page.items.iter().map(name_of).collect();
-        let next = page.continuation.as_ref().map(ToString::to_string);
+        let names: Vec<String> = page.items.iter().map(|v| name_of(&v.value)).collect();
+        let next = page.next.as_ref().map(ToString::to_string);
         println!(
             "   page {page_number}: {names:?}, next token {}",
             next.as_deref().unwrap_or("none (last page)")
@@ -154,78 +153,91 @@ async fn main() -> BoxResult<()> {
     }
     ensure(
         seen == EMPLOYEES.len(),
-        "paging must visit every entity once",
+        "paging must visit every employee once",
     )?;
-    println!("   {seen} entities in {page_number} pages.");
+    println!("   {seen} employees in {page_number} pages.");
 
-    // 5. An entity group transaction: several writes to one partition, all or none.
-    let hired_today = DynamicEntity::new("Marketing", "empid_000130")
-        .with("FirstName", "Zoe")
-        .with("LastName", "Adams")
-        .with("Age", 25)
-        .with("Hired", DateTime::now());
-    let promotion = DynamicEntity::new("Marketing", "empid_000117").with("Title", "Lead");
-    let batch = [
-        WriteOp::Insert(hired_today),
-        WriteOp::Merge {
-            entity: promotion,
-            if_match: IfMatch::Any,
-        },
-        WriteOp::Delete {
-            key: employee_key("Marketing", 102),
-            if_match: IfMatch::Any,
-        },
-    ];
-    let outcomes = engine.submit_batch(TABLE, &batch).await?;
+    // 6. An entity group transaction: several writes to one partition, all or none
+    //    (the index copies ride along in the same transaction).
+    let hired_today = Employee {
+        employee_id: 130,
+        first_name: "Zoe".into(),
+        last_name: "Adams".into(),
+        age: 25,
+        email: "zoe@contoso.com".into(),
+        hired: DateTime::now(),
+        ..employee(EMPLOYEES[0])?
+    };
+    let promoted = Employee {
+        title: Some("Lead".into()),
+        ..employee(EMPLOYEES[1])?
+    };
+    let outcomes = service
+        .transaction(TABLE, "Marketing")
+        .insert(&hired_today)
+        .replace(&promoted, IfMatch::Any)
+        .delete::<Employee>(Employee::key("Marketing", 102)?, IfMatch::Any)
+        .submit()
+        .await?;
     println!(
-        "\n5. Batch in partition Marketing: insert, merge, delete -> {} outcomes.",
+        "\n6. Transaction in partition Marketing: insert, replace, delete -> {} outcomes.",
         outcomes.len()
     );
-    // A batch that touches two partitions is rejected before anything is written.
-    let mixed = [
-        WriteOp::UpsertMerge(DynamicEntity::new("Marketing", "empid_000117").with("Age", 29)),
-        WriteOp::UpsertMerge(DynamicEntity::new("Sales", "empid_000224").with("Age", 30)),
-    ];
-    match engine.submit_batch(TABLE, &mixed).await {
-        Err(e) if e.kind() == ErrorKind::InvalidBatch => {
-            let berg = engine
-                .get_entity(TABLE, &employee_key("Marketing", 117), None)
+    ensure(outcomes.len() == 3, "one outcome per item")?;
+    // A transaction that touches two partitions is rejected before anything is sent.
+    let older_berg = Employee {
+        age: 29,
+        ..promoted.clone()
+    };
+    let older_patel = Employee {
+        age: 30,
+        ..employee(EMPLOYEES[3])?
+    };
+    let mixed = service
+        .transaction(TABLE, "Marketing")
+        .upsert(&older_berg)
+        .upsert(&older_patel)
+        .submit()
+        .await;
+    match mixed {
+        Err(e) => {
+            let berg = employees
+                .get(Employee::key("Marketing", 117)?)
                 .await?
                 .ok_or("employee 117 vanished")?;
-            ensure(age_of(&berg) == "28", "a rejected batch must write nothing")?;
+            ensure(
+                berg.value.age == 28,
+                "a rejected transaction writes nothing",
+            )?;
             println!(
-                "   A batch across two partitions fails with {:?} at operation {}; nothing was written.",
+                "   A transaction across two partitions fails with {:?} at item {}; nothing was written.",
                 e.kind(),
                 e.batch_index().map_or_else(|| String::from("?"), |i| i.to_string())
             );
+            ensure(
+                e.batch_index() == Some(1),
+                "the error names the offending item",
+            )?;
         }
-        Err(e) => return Err(e.into()),
-        Ok(_) => return Err("a batch across two partitions was accepted".into()),
+        Ok(_) => return Err("a transaction across two partitions was accepted".into()),
     }
 
-    // 6. Optimistic concurrency: a replace conditional on the ETag read in step 2.
-    let stale = jones.etag.clone().ok_or("a stored entity has an ETag")?;
-    let birthday = jones.clone().with("Age", 35);
-    engine
-        .write(
-            TABLE,
-            &WriteOp::Replace {
-                entity: birthday,
-                if_match: IfMatch::Etag(stale.clone()),
-            },
-        )
+    // 7. Optimistic concurrency: a replace conditional on the ETag read in step 2.
+    let birthday = Employee {
+        age: 35,
+        ..jones.value.clone()
+    };
+    employees
+        .replace(&birthday, IfMatch::Etag(jones.etag.clone()))
         .await?;
-    println!("\n6. Replaced {key} with If-Match on its ETag: ok.");
+    println!("\n7. Replaced {key} with If-Match on its ETag: ok.");
     // Someone else's update with the same, now stale, ETag must fail...
-    let lost_update = jones.clone().with("Email", "ana.jones@contoso.com");
-    match engine
-        .write(
-            TABLE,
-            &WriteOp::Replace {
-                entity: lost_update,
-                if_match: IfMatch::Etag(stale),
-            },
-        )
+    let new_email = Employee {
+        email: "ana.jones@contoso.com".into(),
+        ..jones.value.clone()
+    };
+    match employees
+        .replace(&new_email, IfMatch::Etag(jones.etag.clone()))
         .await
     {
         Err(e) if e.kind() == ErrorKind::PreconditionFailed => {
@@ -234,30 +246,34 @@ async fn main() -> BoxResult<()> {
                 e.kind()
             );
             // ...so it re-reads and applies its change to the current version.
-            let current = engine
-                .get_entity(TABLE, &key, None)
+            let current = employees
+                .get(key.clone())
                 .await?
                 .ok_or("employee 223 vanished")?;
-            let etag = current.etag.clone().ok_or("a stored entity has an ETag")?;
-            let retried = WriteOp::Merge {
-                entity: DynamicEntity::new(key.partition_key.clone(), key.row_key.clone())
-                    .with("Email", "ana.jones@contoso.com"),
-                if_match: IfMatch::Etag(etag),
+            let retried = Employee {
+                email: new_email.email.clone(),
+                ..current.value
             };
-            engine.write(TABLE, &retried).await?;
-            let after = engine
-                .get_entity(TABLE, &key, None)
+            employees
+                .replace(&retried, IfMatch::Etag(current.etag))
+                .await?;
+            let after = employees
+                .get(key.clone())
                 .await?
-                .ok_or("employee 223 vanished")?;
-            let email = after.get("Email").and_then(|v| String::try_from(v).ok());
+                .ok_or("employee 223 vanished")?
+                .value;
             ensure(
-                age_of(&after) == "35" && email.as_deref() == Some("ana.jones@contoso.com"),
-                "the merge must keep the replaced age and add the email",
+                after.age == 35 && after.email == "ana.jones@contoso.com",
+                "the retry keeps the new age and adds the email",
             )?;
+            // The email index moved with the field.
+            let old = employees
+                .get_by_index("email", Employee::email_key("Sales", "ana@contoso.com")?)
+                .await?;
+            ensure(old.is_none(), "the old email's index copy is gone")?;
             println!(
-                "   Retried as a merge on the fresh ETag: age {}, email {}; both updates kept.",
-                age_of(&after),
-                email.unwrap_or_default()
+                "   Retried on the fresh ETag: age {}, email {}; both updates kept.",
+                after.age, after.email
             );
         }
         Err(e) => return Err(e.into()),

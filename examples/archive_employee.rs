@@ -1,0 +1,293 @@
+//! An eventually consistent transaction across two tables: archiving employees from
+//! the `Current` table to the `Archive` table, with simulated crashes and
+//! `reconcile()` finishing the work.
+//!
+//! ```text
+//! cargo run --example archive_employee
+//! ```
+//!
+//! No transaction spans two tables. So the move is made of steps that are each
+//! atomic and idempotent, with the intent recorded durably first:
+//!
+//! 1. in the employee's partition of `Current`, one entity group transaction deletes
+//!    the employee and inserts a `Departure` record; the `Departure`'s index copy
+//!    lives in the `Archive` table, so the client adds an *intent* row to that same
+//!    transaction;
+//! 2. the client then writes the archived record (the full copy of the `Departure`)
+//!    to `Archive` (an upsert: harmless to repeat) and deletes the intent.
+//!
+//! If the process dies between the two, the intent remains, and `reconcile()`
+//! finishes the work from what the `Current` table holds now. Readers can see the
+//! intermediate state (an employee that has left but is not archived yet): this is
+//! consistency in the end, not isolation.
+//!
+//! The crashes are simulated with the in-memory engine's fault injection.
+#![allow(clippy::print_stdout)]
+
+use tables_client::mem::{CallKind, Fault};
+use tables_client::{DateTime, Entity, ErrorKind, IfMatch, Table, TableServiceClient};
+use tables_examples::{count_of, ensure, error_kind, raw_rows, service_and_mem, BoxResult};
+
+const CURRENT: &str = "Current";
+const ARCHIVE: &str = "Archive";
+
+/// A current employee.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Employee", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+struct Employee {
+    department: String,
+    employee_id: u32,
+    name: String,
+    title: String,
+}
+
+/// What archiving leaves in `Current` (a small tombstone that also keeps the id
+/// from being reused), with its full copy, the archived record, in `Archive`.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Departure", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "left_{employee_id:06}")]
+#[entity(index(
+    name = "archive",
+    table = "Archive",
+    partition_key = "{department}",
+    row_key = "empid_{employee_id:06}"
+))]
+struct Departure {
+    department: String,
+    employee_id: u32,
+    name: String,
+    title: String,
+    left_on: DateTime,
+}
+
+fn staff(employee_id: u32, name: &str, title: &str) -> Employee {
+    Employee {
+        department: "Sales".into(),
+        employee_id,
+        name: name.into(),
+        title: title.into(),
+    }
+}
+
+/// Archives employee `id` of Sales: step 1 (one transaction in `Current`) and,
+/// inside the client, step 2 (the copy to `Archive`, then the intent's removal).
+async fn archive(service: &TableServiceClient, id: u32, left_on: DateTime) -> BoxResult<()> {
+    let current: Table<Employee> = service.table(CURRENT);
+    let found = current
+        .get(Employee::key("Sales", id)?)
+        .await?
+        .ok_or("no such current employee")?;
+    let e = found.value;
+    let departure = Departure {
+        department: e.department.clone(),
+        employee_id: e.employee_id,
+        name: e.name.clone(),
+        title: e.title.clone(),
+        left_on,
+    };
+    service
+        .transaction(CURRENT, &e.department)
+        .delete::<Employee>(e.entity_key()?, IfMatch::Etag(found.etag))
+        .insert(&departure)
+        .submit()
+        .await?;
+    Ok(())
+}
+
+/// Where employee `id` is now: (current?, departed?, archived?), and how many intents
+/// are pending in `Current`.
+async fn state(service: &TableServiceClient, id: u32) -> BoxResult<(bool, bool, bool, usize)> {
+    let current = service
+        .table::<Employee>(CURRENT)
+        .get(Employee::key("Sales", id)?)
+        .await?;
+    let departures: Table<Departure> = service.table(CURRENT);
+    let departed = departures.get(Departure::key("Sales", id)?).await?;
+    let archived = departures
+        .get_by_index("archive", Departure::archive_key("Sales", id)?)
+        .await?;
+    let intents = count_of(&raw_rows(service, CURRENT).await?, "$intent");
+    Ok((
+        current.is_some(),
+        departed.is_some(),
+        archived.is_some(),
+        intents,
+    ))
+}
+
+fn show(id: u32, (current, departed, archived, intents): (bool, bool, bool, usize)) -> String {
+    format!(
+        "employee {id}: current {current}, departure recorded {departed}, archived {archived}; intents pending in {CURRENT}: {intents}"
+    )
+}
+
+#[tokio::main]
+async fn main() -> BoxResult<()> {
+    let (service, mem) = service_and_mem();
+    let current: Table<Employee> = service.table(CURRENT);
+    let departures: Table<Departure> = service.table(CURRENT);
+    current.create_if_not_exists().await?;
+    departures.create_if_not_exists().await?; // also creates Archive, its index's table
+    for e in [
+        staff(456, "Ann Jones", "Account manager"),
+        staff(457, "Raj Patel", "Sales engineer"),
+        staff(458, "Mia Smith", "Sales lead"),
+        staff(459, "Leo Novak", "Intern"),
+    ] {
+        current.insert(&e).await?;
+    }
+    let left_on = DateTime::from_ymd_hms(2024, 6, 28, 17, 0, 0).ok_or("bad date")?;
+    println!("\n1. Four employees in {CURRENT}; {ARCHIVE} is empty.");
+
+    // 2. The normal case: both steps run; nothing is left pending.
+    archive(&service, 456, left_on).await?;
+    let s = state(&service, 456).await?;
+    println!("\n2. Archived 456 without incident: {}", show(456, s));
+    ensure(
+        s == (false, true, true, 0),
+        "456 moved to the archive, no intent left",
+    )?;
+
+    let Some(mem) = mem else {
+        println!("\nThis engine has no fault injection: the crash scenarios run on the in-memory engine only.");
+        return Ok(());
+    };
+
+    // 3. A failure *before* the transaction is applied: nothing happens at all.
+    mem.faults()
+        .inject(Fault::fail(ErrorKind::Timeout).on(CallKind::Batch).nth(1));
+    let failed = archive(&service, 459, left_on).await;
+    let s = state(&service, 459).await?;
+    let failed = failed.err().and_then(|e| error_kind(e.as_ref()));
+    println!(
+        "\n3. The transaction fails before it is applied (error {failed:?}): {}",
+        show(459, s)
+    );
+    ensure(
+        failed == Some(ErrorKind::Timeout),
+        "the injected failure is reported",
+    )?;
+    ensure(
+        s == (true, false, false, 0),
+        "all or nothing: 459 is still current",
+    )?;
+
+    // 4. A crash right *after* the transaction commits (the response is lost, the
+    //    process goes away): the employee has left Current, the departure and the
+    //    intent are recorded, but the archive copy was never written.
+    mem.faults().inject(
+        Fault::fail_after_applying(ErrorKind::Timeout)
+            .on(CallKind::Batch)
+            .nth(1),
+    );
+    let crashed = archive(&service, 457, left_on).await;
+    let s457 = state(&service, 457).await?;
+    let crashed = crashed.err().and_then(|e| error_kind(e.as_ref()));
+    println!(
+        "\n4. Crash after step 1 (error {crashed:?}): {}",
+        show(457, s457)
+    );
+    ensure(
+        crashed == Some(ErrorKind::Timeout),
+        "the lost response is reported",
+    )?;
+    ensure(
+        s457 == (false, true, false, 1),
+        "intermediate state: left, not archived, one intent pending",
+    )?;
+
+    // 5. A crash in step 2, after the archive copy is written but before the intent
+    //    is deleted: the single write to Archive is applied, then "the process dies".
+    mem.faults().inject(
+        Fault::fail_after_applying(ErrorKind::Timeout)
+            .on(CallKind::Write)
+            .nth(1),
+    );
+    let crashed = archive(&service, 458, left_on).await;
+    let s458 = state(&service, 458).await?;
+    println!(
+        "\n5. Crash in step 2 ({}): {}",
+        match &crashed {
+            Ok(()) => String::from("the caller's transaction succeeded; the intent waits"),
+            Err(e) => format!("error {:?} returned", error_kind(e.as_ref())),
+        },
+        show(458, s458)
+    );
+    ensure(
+        (s458.0, s458.1, s458.2) == (false, true, true),
+        "458 left Current and its archive copy is written",
+    )?;
+    ensure(s458.3 == 2, "the intents of 457 and 458 are both pending")?;
+    ensure(
+        mem.faults().fired() == 3 && mem.faults().pending() == 0,
+        "each of the three injected faults fired once",
+    )?;
+
+    // 6. Recovery: reconcile() finds every intent and finishes it from what Current
+    //    holds now. Running it again is harmless (it re-derives the archive copy
+    //    from the departure; it never replays a stored payload).
+    let report = departures.reconcile().await?;
+    println!(
+        "\n6. reconcile(): {} intent(s) found, {} finished.",
+        report.intents_found, report.intents_finished
+    );
+    ensure(
+        report.intents_found == 2 && report.intents_finished == 2,
+        "both pending intents are finished",
+    )?;
+    for id in [456, 457, 458] {
+        let s = state(&service, id).await?;
+        println!("   {}", show(id, s));
+        ensure(s == (false, true, true, 0), "archived, nothing pending")?;
+    }
+    let again = departures.reconcile().await?;
+    println!(
+        "   reconcile() again: {} intent(s) found.",
+        again.intents_found
+    );
+    ensure(
+        again.intents_found == 0,
+        "a second reconcile has nothing to do",
+    )?;
+
+    // 7. The tables in the end: Archive holds exactly the three archived records,
+    //    each a full copy of its departure.
+    let archive_rows = raw_rows(&service, ARCHIVE).await?;
+    let still_current = current.query().partition("Sales").collect().await?;
+    println!(
+        "\n7. {ARCHIVE} holds {} rows; {CURRENT} still employs {:?}.",
+        archive_rows.len(),
+        still_current
+            .iter()
+            .map(|e| e.employee_id)
+            .collect::<Vec<_>>()
+    );
+    for row in &archive_rows {
+        println!(
+            "   ({}, {}) {}",
+            row.partition_key,
+            row.row_key,
+            tables_examples::entity_type(row)
+        );
+    }
+    ensure(
+        archive_rows.len() == 3,
+        "three archived records, no duplicate",
+    )?;
+    let archived_457 = departures
+        .get_by_index("archive", Departure::archive_key("Sales", 457)?)
+        .await?
+        .ok_or("457 is not archived")?;
+    ensure(
+        archived_457.value.name == "Raj Patel" && archived_457.value.left_on == left_on,
+        "the archived record holds the employee's data",
+    )?;
+    ensure(
+        still_current.len() == 1 && still_current[0].employee_id == 459,
+        "only 459 is still current",
+    )?;
+
+    println!("\narchive_employee finished: every check passed.");
+    Ok(())
+}
