@@ -156,7 +156,7 @@ fn bench_get(c: &mut Criterion) {
             rt.block_on(async {
                 let start = Instant::now();
                 for i in 0..iters {
-                    let key = keys[i as usize % keys.len()].clone();
+                    let key = &keys[i as usize % keys.len()];
                     black_box(table.get(key).await.expect("the read succeeds"));
                 }
                 start.elapsed()

@@ -5,6 +5,7 @@
 //! transaction as the primary; those elsewhere follow through an intent, applied
 //! right after the commit (and by [`Table::reconcile`] after a crash).
 
+use std::borrow::Borrow;
 use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOutcome};
 
 use crate::table::{Table, Versioned};
@@ -123,15 +124,16 @@ impl<T: Row> Table<T> {
         }
     }
 
-    /// Reads the entity at `key` with its ETag and timestamp; `None` if absent.
+    /// Reads the entity at `key` (an `EntityKey` or a reference to one) with its
+    /// ETag and timestamp; `None` if absent.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Decode`] if the row is not a `T` (another kind, an index row);
     /// the engine's errors.
-    pub async fn get(&self, key: EntityKey) -> Result<Option<Versioned<T>>> {
+    pub async fn get(&self, key: impl Borrow<EntityKey>) -> Result<Option<Versioned<T>>> {
         self.engine()
-            .get_entity(self.name(), &key, None)
+            .get_entity(self.name(), key.borrow(), None)
             .await?
             .map(versioned)
             .transpose()
