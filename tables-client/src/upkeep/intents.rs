@@ -25,6 +25,14 @@
 //! changed, another applier extended it: apply again). Because every step derives
 //! from the current primary and every write is idempotent, applying late, twice, or
 //! concurrently with writers and other appliers is harmless.
+//!
+//! # Known gap
+//!
+//! One window needs a race and a crash together: an applier's copy upsert is
+//! delayed until after another applier has finished (and deleted) the intent, and
+//! the delayed applier then dies before its re-read of the primary. The copy it
+//! wrote may then be stale or orphaned until the primary's next write (whose own
+//! intent repairs it). No test covers this window yet.
 
 use std::collections::{BTreeMap, BTreeSet};
 
