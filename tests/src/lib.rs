@@ -60,6 +60,7 @@ pub mod check;
 pub mod crud;
 pub mod etag;
 pub mod filters;
+pub mod forward;
 mod harness;
 pub mod limits;
 pub mod ordering;
@@ -69,6 +70,7 @@ pub mod select_top;
 pub mod tables;
 pub mod write_modes;
 
+pub use forward::{Forward, Forwarding};
 pub use harness::{Capabilities, Ctx};
 
 mod prelude {

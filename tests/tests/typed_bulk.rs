@@ -16,10 +16,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tables_client::mem::{CallKind, Fault, MemEngine, MemOptions};
 use tables_client::{
-    BulkMode, BulkReport, ContinuationToken, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
-    Filter, ListTablesOptions, Page, QuerySpec, Result, TablePage, TableServiceClient, WriteOp,
-    WriteOutcome,
+    BulkMode, BulkReport, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, Filter, QuerySpec,
+    Result, TableServiceClient, WriteOp, WriteOutcome,
 };
+use tables_tests::{Forward, Forwarding};
 
 /// An entity with an intra-partition index copy: two rows per item.
 #[derive(Entity, Debug, Clone, PartialEq)]
@@ -490,35 +490,11 @@ struct InFlight {
 }
 
 #[async_trait]
-impl Engine for InFlight {
-    async fn create_table(&self, table: &str) -> Result<()> {
-        self.inner.create_table(table).await
+impl Forward for InFlight {
+    fn inner(&self) -> &dyn Engine {
+        &self.inner
     }
-    async fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table).await
-    }
-    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
-        self.inner.list_tables(options).await
-    }
-    async fn get_entity(
-        &self,
-        table: &str,
-        key: &EntityKey,
-        select: Option<&[String]>,
-    ) -> Result<Option<DynamicEntity>> {
-        self.inner.get_entity(table, key, select).await
-    }
-    async fn query(
-        &self,
-        table: &str,
-        spec: &QuerySpec,
-        continuation: Option<&ContinuationToken>,
-    ) -> Result<Page<DynamicEntity>> {
-        self.inner.query(table, spec, continuation).await
-    }
-    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
-        self.inner.write(table, op).await
-    }
+
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
@@ -531,11 +507,11 @@ impl Engine for InFlight {
 
 /// At most `concurrency` chunks are in flight.
 async fn concurrency_is_bounded(engine: MemEngine) -> Result<()> {
-    let probe = Arc::new(InFlight {
+    let probe = Arc::new(Forwarding(InFlight {
         inner: engine,
         now: AtomicUsize::new(0),
         most: AtomicUsize::new(0),
-    });
+    }));
     let service = TableServiceClient::from_engine(probe.clone());
     service.create_table("BulkBounded").await?;
     let report = service

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fixtures::{
-    in_department, seed, unique, Department, Employee, EmployeeName, Recording, SalesPartition,
-    Staff, SALES,
+    in_department, seed, unique, Department, Employee, EmployeeName, Recording, RecordingClient,
+    SalesPartition, Staff, SALES,
 };
 use futures::{StreamExt, TryStreamExt};
 use tables_client::mem::{MemEngine, MemOptions};

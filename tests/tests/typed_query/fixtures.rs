@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use tables_client::model::index_entry_type;
 use tables_client::{
-    ClientOptions, ContinuationToken, DynamicEntity, Engine, Entity, EntityKey, EntityUnion,
-    ErrorKind, ListTablesOptions, Page, QuerySpec, Result, Row, TablePage, TableServiceClient,
-    WriteOp, WriteOutcome,
+    ClientOptions, ContinuationToken, DynamicEntity, Engine, Entity, EntityUnion, ErrorKind, Page,
+    QuerySpec, Result, Row, TableServiceClient, WriteOp,
 };
+use tables_tests::{Forward, Forwarding};
 use uuid::Uuid;
 
 #[derive(Entity, Debug, Clone, PartialEq)]
@@ -184,12 +184,15 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    pub(crate) fn over(service: &TableServiceClient, fail_query: Option<usize>) -> Arc<Recording> {
-        Arc::new(Recording {
+    pub(crate) fn over(
+        service: &TableServiceClient,
+        fail_query: Option<usize>,
+    ) -> Arc<Forwarding<Recording>> {
+        Arc::new(Forwarding(Recording {
             inner: Arc::clone(service.engine()),
             queries: Mutex::new(Vec::new()),
             fail_query,
-        })
+        }))
     }
 
     pub(crate) fn queries(&self) -> Vec<Recorded> {
@@ -199,33 +202,24 @@ impl Recording {
     pub(crate) fn count(&self) -> usize {
         self.queries.lock().unwrap().len()
     }
+}
 
-    pub(crate) fn client(self: &Arc<Self>, options: ClientOptions) -> TableServiceClient {
+/// A client over a recording engine.
+pub(crate) trait RecordingClient {
+    /// A client with `options` whose engine is the recording.
+    fn client(&self, options: ClientOptions) -> TableServiceClient;
+}
+
+impl RecordingClient for Arc<Forwarding<Recording>> {
+    fn client(&self, options: ClientOptions) -> TableServiceClient {
         TableServiceClient::with_options(Arc::clone(self) as Arc<dyn Engine>, options)
     }
 }
 
 #[async_trait::async_trait]
-impl Engine for Recording {
-    async fn create_table(&self, table: &str) -> Result<()> {
-        self.inner.create_table(table).await
-    }
-
-    async fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table).await
-    }
-
-    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
-        self.inner.list_tables(options).await
-    }
-
-    async fn get_entity(
-        &self,
-        table: &str,
-        key: &EntityKey,
-        select: Option<&[String]>,
-    ) -> Result<Option<DynamicEntity>> {
-        self.inner.get_entity(table, key, select).await
+impl Forward for Recording {
+    fn inner(&self) -> &dyn Engine {
+        &*self.inner
     }
 
     async fn query(
@@ -253,13 +247,5 @@ impl Engine for Recording {
             .collect();
         self.queries.lock().unwrap()[n - 1].rows = rows;
         Ok(page)
-    }
-
-    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
-        self.inner.write(table, op).await
-    }
-
-    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-        self.inner.submit_batch(table, ops).await
     }
 }
