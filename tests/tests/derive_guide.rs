@@ -499,6 +499,9 @@ async fn department_and_employees_in_one_partition_decode_through_a_union() {
     // What a typed table of each reads: the union with a catch-all reads every kind.
     assert_eq!(<Employee as Row>::KINDS, Some(&["Employee"][..]));
     assert_eq!(<SalesPartition as Row>::KINDS, None);
+    const _: () = assert!(<Employee as Row>::HAS_INDEXES);
+    const _: () = assert!(!<Department as Row>::HAS_INDEXES);
+    const _: () = assert!(<SalesPartition as Row>::HAS_INDEXES);
     let kinds: Vec<_> = <SalesPartition as Row>::schemas()
         .iter()
         .map(|s| s.kind)

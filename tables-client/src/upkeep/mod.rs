@@ -78,7 +78,7 @@ impl Codec {
     pub(crate) fn of<T: Row>() -> Codec {
         Codec {
             implied: implied_of::<T>,
-            indexed: T::schemas().iter().any(|s| !s.indexes.is_empty()),
+            indexed: T::HAS_INDEXES,
         }
     }
 }

@@ -200,6 +200,10 @@ pub trait Row: Sized + Send + Sync + 'static {
     /// union with a catch-all variant).
     const KINDS: Option<&'static [&'static str]>;
 
+    /// Whether any of the entity types declares an index or index entity (so a
+    /// write needs index upkeep); known at compile time.
+    const HAS_INDEXES: bool;
+
     /// The schemas of the entity types: one for an entity, one per variant for a
     /// union.
     fn schemas() -> Vec<&'static EntitySchema>;

@@ -25,7 +25,11 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let decodes_version = decodes_version(cx);
     let index_copies = indexes::index_copies(cx)?;
     let index_entries = indexes::index_entries(cx)?;
-    let row = super::row::row_impl(p, ident, &super::row::of_entity(p));
+    let row = super::row::row_impl(
+        p,
+        ident,
+        &super::row::of_entity(p, !model.indexes.is_empty()),
+    );
     Ok(quote! {
         #[automatically_derived]
         impl #p::Entity for #ident {

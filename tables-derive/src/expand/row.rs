@@ -11,6 +11,8 @@ pub(crate) struct RowSource {
     pub(crate) via: TokenStream,
     /// `Option<&'static [&'static str]>`.
     pub(crate) kinds: TokenStream,
+    /// A `bool` constant expression.
+    pub(crate) has_indexes: TokenStream,
     /// `Vec<&'static EntitySchema>`.
     pub(crate) schemas: TokenStream,
 }
@@ -20,12 +22,14 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, source: &RowSource) 
     let RowSource {
         via,
         kinds,
+        has_indexes,
         schemas,
     } = source;
     quote! {
         #[automatically_derived]
         impl #p::Row for #ident {
             const KINDS: ::core::option::Option<&'static [&'static str]> = #kinds;
+            const HAS_INDEXES: bool = #has_indexes;
 
             fn schemas() -> ::std::vec::Vec<&'static #p::EntitySchema> {
                 #schemas
@@ -58,9 +62,10 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, source: &RowSource) 
 }
 
 /// The `Row` source of an entity.
-pub(crate) fn of_entity(p: &TokenStream) -> RowSource {
+pub(crate) fn of_entity(p: &TokenStream, has_indexes: bool) -> RowSource {
     RowSource {
         via: quote!(Entity),
+        has_indexes: quote!(#has_indexes),
         kinds: quote!(::core::option::Option::Some(&[<Self as #p::Entity>::KIND])),
         schemas: quote!(::std::vec![<Self as #p::Entity>::schema()]),
     }
@@ -77,6 +82,7 @@ pub(crate) fn of_union(p: &TokenStream, types: &[&syn::Type], has_other: bool) -
     RowSource {
         via: quote!(EntityUnion),
         kinds,
+        has_indexes: quote!(false #(|| <#types as #p::Row>::HAS_INDEXES)*),
         schemas: quote!(::std::vec![#(<#types as #p::Entity>::schema()),*]),
     }
 }

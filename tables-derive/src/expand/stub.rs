@@ -18,7 +18,7 @@ pub(crate) fn entity(
     }
     let p = quote!(#krate::__private);
     let fail = fail(&p);
-    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p));
+    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p, false));
     quote! {
         #errors
         const _: () = {
