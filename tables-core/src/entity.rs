@@ -37,7 +37,9 @@ impl fmt::Display for EntityKey {
 }
 
 /// An entity's version tag, as the service returns it (e.g.
-/// `W/"datetime'2026-11-21T22%3A27%3A39.1328500Z'"`). Opaque: compare, don't parse.
+/// `W/"datetime'2026-11-21T22%3A27%3A39.1328500Z'"`). Compare ETags as opaque strings;
+/// [`ETag::timestamp`] reads the write time out of an Azure Storage ETag where one is
+/// needed (a `$batch` response carries ETags but no bodies).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ETag(Arc<str>);
 
@@ -75,6 +77,35 @@ impl ETag {
         text.push_str(SUFFIX);
         ETag(Arc::from(text))
     }
+
+    /// The write time inside an Azure Storage ETag, `W/"datetime'<ISO timestamp>'"`,
+    /// with `:` sent either literally or as `%3A`. `None` for any other form (Cosmos DB
+    /// ETags, `*`, or a timestamp that does not parse).
+    ///
+    /// ```
+    /// use tables_core::{DateTime, ETag};
+    ///
+    /// let etag = ETag::new(r#"W/"datetime'2026-11-21T22%3A27%3A39.1328500Z'""#);
+    /// let t: DateTime = "2026-11-21T22:27:39.13285Z".parse()?;
+    /// assert_eq!(etag.timestamp(), Some(t));
+    /// assert_eq!(ETag::new(r#"W/"00000000-0000-0000-0000-000000000000""#).timestamp(), None);
+    /// # Ok::<(), tables_core::Error>(())
+    /// ```
+    pub fn timestamp(&self) -> Option<DateTime> {
+        let inner = self
+            .0
+            .strip_prefix("W/\"datetime'")
+            .or_else(|| self.0.strip_prefix("w/\"datetime'"))?
+            .strip_suffix("'\"")?;
+        // Longest form: `YYYY-MM-DDTHH%3AMM%3ASS.fffffffZ`; anything longer is not ours.
+        if inner.len() > 40 {
+            return None;
+        }
+        let text = percent_encoding::percent_decode_str(inner)
+            .decode_utf8()
+            .ok()?;
+        text.parse().ok()
+    }
 }
 
 impl fmt::Display for ETag {
@@ -90,6 +121,12 @@ impl fmt::Display for ETag {
 /// same name in place. The system properties (`PartitionKey`, `RowKey`, `Timestamp`)
 /// are fields, never entries of the bag.
 ///
+/// Equality ignores property order: two entities are equal when their keys,
+/// timestamps and ETags are equal and they hold the same set of `(name, value)`
+/// pairs. The service does not keep the order in which properties were written, so
+/// an entity read back equals the one written. Values compare as [`Value`] does
+/// (a `NaN` double equals nothing, not even itself).
+///
 /// ```
 /// use tables_core::{DynamicEntity, Value};
 ///
@@ -99,7 +136,7 @@ impl fmt::Display for ETag {
 /// assert_eq!(e.get("Age"), Some(&Value::Int32(34)));
 /// assert_eq!(e.len(), 2);
 /// ```
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DynamicEntity {
     /// The PartitionKey.
     pub partition_key: String,
@@ -206,6 +243,30 @@ impl DynamicEntity {
     }
 }
 
+impl PartialEq for DynamicEntity {
+    fn eq(&self, other: &DynamicEntity) -> bool {
+        self.partition_key == other.partition_key
+            && self.row_key == other.row_key
+            && self.timestamp == other.timestamp
+            && self.etag == other.etag
+            && self.properties.len() == other.properties.len()
+            // Names are unique on both sides and the counts match, so "every property
+            // of `self` is in `other` with an equal value" is set equality.
+            && self.properties.iter().enumerate().all(|(i, (name, value))| {
+                // Same position first: the common case of identical order is linear.
+                let same_slot = other
+                    .properties
+                    .get(i)
+                    .filter(|(n, _)| n == name)
+                    .map(|(_, v)| v);
+                match same_slot {
+                    Some(v) => v == value,
+                    None => other.get(name) == Some(value),
+                }
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +281,56 @@ mod tests {
         );
         let later = t.checked_add_ticks(1).unwrap();
         assert_ne!(ETag::from_timestamp(later), etag);
+    }
+
+    #[test]
+    fn etag_timestamp_reads_azure_storage_etags_only() {
+        let t: DateTime = "2026-11-21T22:27:39.13285Z".parse().unwrap();
+        assert_eq!(ETag::from_timestamp(t).timestamp(), Some(t));
+        let literal = ETag::new("W/\"datetime'2026-11-21T22:27:39.1328500Z'\"");
+        assert_eq!(literal.timestamp(), Some(t));
+        let lower = ETag::new("W/\"datetime'2026-11-21T22%3a27%3a39.1328500Z'\"");
+        assert_eq!(lower.timestamp(), Some(t));
+        for other in [
+            "*",
+            "",
+            "W/\"datetime'\"",
+            "W/\"datetime'2026-11-21T22%3A27%3A39.1328500Z'",
+            "W/\"datetime'not a time'\"",
+            "W/\"datetime'2026-11-21T22%3A27%3A39.1328500Z%FF'\"",
+            "\"0x8D9E3C1F2A6B7C4\"",
+            "W/\"00000000-0000-0000-0000-000000000000\"",
+        ] {
+            assert_eq!(ETag::new(other).timestamp(), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn equality_ignores_property_order_only() {
+        let a = DynamicEntity::new("p", "r").with("x", 1).with("y", "two");
+        let b = DynamicEntity::new("p", "r").with("y", "two").with("x", 1);
+        assert_eq!(a, b);
+        assert_ne!(a, b.clone().with("z", true));
+        assert_ne!(
+            a,
+            DynamicEntity::new("p", "r").with("y", "two").with("x", 2)
+        );
+        assert_ne!(
+            a,
+            DynamicEntity::new("p", "r").with("y", "two").with("w", 1)
+        );
+        assert_ne!(
+            a,
+            DynamicEntity::new("p", "other")
+                .with("x", 1)
+                .with("y", "two")
+        );
+        let mut stamped = b.clone();
+        stamped.timestamp = Some(DateTime::MIN);
+        assert_ne!(a, stamped);
+        let mut tagged = b;
+        tagged.etag = Some(ETag::new("W/\"x\""));
+        assert_ne!(a, tagged);
     }
 
     #[test]

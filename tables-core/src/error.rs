@@ -230,6 +230,7 @@ struct Inner {
     entity_key: Option<EntityKey>,
     property: Option<String>,
     request_id: Option<String>,
+    earlier_attempt_may_have_applied: bool,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -248,9 +249,20 @@ impl Error {
                 entity_key: None,
                 property: None,
                 request_id: None,
+                earlier_attempt_may_have_applied: false,
                 source: None,
             }),
         }
+    }
+
+    /// An error raised on this side of the wire, which the service never answered (a
+    /// connection that failed, a client-side timeout, a response that cannot be read):
+    /// no status and no service code.
+    pub fn local(kind: ErrorKind, message: impl Into<String>) -> Error {
+        let mut err = Error::new(kind, message);
+        err.inner.status = None;
+        err.inner.service_code = None;
+        err
     }
 
     /// An error as the service reported it: kind from status and code.
@@ -303,6 +315,33 @@ impl Error {
         self
     }
 
+    /// Replaces the message, keeping everything else.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Error {
+        self.inner.message = message.into();
+        self
+    }
+
+    /// Changes the kind, keeping everything else (status, service code, request id).
+    ///
+    /// For an engine that knows more than the status and code say: the service answers
+    /// a delete of a missing table with `404 ResourceNotFound`, which is a
+    /// [`ErrorKind::TableNotFound`] there, not an [`ErrorKind::EntityNotFound`].
+    #[must_use]
+    pub fn with_kind(mut self, kind: ErrorKind) -> Error {
+        self.inner.kind = kind;
+        self
+    }
+
+    /// Marks the error as the outcome of a retry after an earlier attempt whose fate is
+    /// unknown (it timed out, lost its connection, or got a 5xx after reaching the
+    /// service). See [`Error::earlier_attempt_may_have_applied`].
+    #[must_use]
+    pub fn with_earlier_attempt_may_have_applied(mut self) -> Error {
+        self.inner.earlier_attempt_may_have_applied = true;
+        self
+    }
+
     /// Sets the underlying cause.
     #[must_use]
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -350,6 +389,19 @@ impl Error {
         self.inner.request_id.as_deref()
     }
 
+    /// Whether an earlier attempt of this operation may have been applied by the service
+    /// before this error was returned.
+    ///
+    /// The remote engine retries transient failures. When an attempt timed out or lost
+    /// its connection after the request was sent, the service may have applied it; a
+    /// retry of an insert then fails with [`ErrorKind::EntityAlreadyExists`], a retry of
+    /// a delete with [`ErrorKind::EntityNotFound`], a retry of a conditional update with
+    /// [`ErrorKind::PreconditionFailed`]. Such errors say so here (and in their message)
+    /// instead of pretending the write never happened: read the entity to learn its state.
+    pub fn earlier_attempt_may_have_applied(&self) -> bool {
+        self.inner.earlier_attempt_may_have_applied
+    }
+
     /// Whether retrying the same operation may succeed.
     pub fn is_transient(&self) -> bool {
         self.inner.kind.is_transient()
@@ -395,6 +447,9 @@ impl fmt::Debug for Error {
         if let Some(id) = &self.inner.request_id {
             d.field("request_id", id);
         }
+        if self.inner.earlier_attempt_may_have_applied {
+            d.field("earlier_attempt_may_have_applied", &true);
+        }
         if let Some(source) = &self.inner.source {
             d.field("source", source);
         }
@@ -413,6 +468,11 @@ impl fmt::Display for Error {
         }
         if let Some(code) = &self.inner.service_code {
             write!(f, " [{code}]")?;
+        }
+        if self.inner.earlier_attempt_may_have_applied {
+            f.write_str(
+                " (an earlier attempt of this operation failed in a way that may have applied it; read the entity to learn its state)",
+            )?;
         }
         Ok(())
     }

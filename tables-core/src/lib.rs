@@ -15,6 +15,7 @@ mod error;
 pub mod filter;
 pub mod key;
 pub mod model;
+pub mod odata;
 mod query;
 pub mod size;
 mod value;

@@ -1,0 +1,381 @@
+//! Entity bodies: [`DynamicEntity`] to and from the service's JSON (OData v3,
+//! minimal or full metadata), plus the two table-level bodies.
+//!
+//! Encoding writes straight into a byte buffer; decoding lives in [`decode`].
+
+use std::io::Write as _;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+
+use crate::entity::DynamicEntity;
+use crate::error::Result;
+use crate::value::{EdmType, Value};
+
+mod decode;
+
+/// The suffix of a type annotation key.
+const TYPE_SUFFIX: &str = "@odata.type";
+
+/// Writes one entity as the JSON body of an insert or update.
+///
+/// `PartitionKey` and `RowKey` come first, then the properties in order. Types the
+/// service cannot infer carry an annotation `"<Name>@odata.type":"Edm.X"` just before
+/// the value: Int64 (its value as a decimal string), Double (always, so that an
+/// integral double stays a double; finite values as the shortest JSON number that
+/// reads back to the same bits, NaN and the infinities as `"NaN"`, `"Infinity"`,
+/// `"-Infinity"`), DateTime (seven fractional digits and `Z`), Guid (hyphenated) and
+/// Binary (standard base64 with padding). String, Int32 and Boolean are written
+/// bare. The timestamp and ETag are never written: the service sets them.
+///
+/// ```
+/// use tables_core::{odata, DynamicEntity};
+///
+/// let e = DynamicEntity::new("Sales", "223").with("Age", 34).with("Big", 1i64 << 40);
+/// assert_eq!(
+///     odata::entity_to_json(&e),
+///     r#"{"PartitionKey":"Sales","RowKey":"223","Age":34,"Big@odata.type":"Edm.Int64","Big":"1099511627776"}"#
+/// );
+/// ```
+pub fn encode_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
+    out.reserve(64 + entity.partition_key.len() + entity.row_key.len() + 32 * entity.len());
+    out.extend_from_slice(b"{\"PartitionKey\":");
+    push_json_str(out, &entity.partition_key);
+    out.extend_from_slice(b",\"RowKey\":");
+    push_json_str(out, &entity.row_key);
+    for (name, value) in entity.properties() {
+        out.push(b',');
+        if let Some(edm) = annotation_of(value) {
+            push_json_key(out, name, TYPE_SUFFIX);
+            out.push(b'"');
+            out.extend_from_slice(edm.odata_name().as_bytes());
+            out.extend_from_slice(b"\",");
+        }
+        push_json_key(out, name, "");
+        push_value(out, value);
+    }
+    out.push(b'}');
+}
+
+/// [`encode_entity`] into a new `String`.
+pub fn entity_to_json(entity: &DynamicEntity) -> String {
+    let mut out = Vec::new();
+    encode_entity(entity, &mut out);
+    // The encoder writes ASCII punctuation around the UTF-8 of `&str`s: always UTF-8.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `{"TableName":"<name>"}`, the body of Create Table.
+pub fn create_table_body(name: &str) -> String {
+    let mut out = Vec::with_capacity(name.len() + 16);
+    out.extend_from_slice(b"{\"TableName\":");
+    push_json_str(&mut out, name);
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The annotation a value is written with, if any.
+fn annotation_of(value: &Value) -> Option<EdmType> {
+    match value {
+        Value::String(_) | Value::Int32(_) | Value::Boolean(_) => None,
+        other => Some(other.edm_type()),
+    }
+}
+
+/// Writes `"<name><suffix>":`.
+fn push_json_key(out: &mut Vec<u8>, name: &str, suffix: &str) {
+    out.push(b'"');
+    push_escaped(out, name);
+    out.extend_from_slice(suffix.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+fn push_value(out: &mut Vec<u8>, value: &Value) {
+    // `write!` into a `Vec<u8>` cannot fail, and neither can the `Display`/`Debug`
+    // impls used here, so the results below are discarded.
+    match value {
+        Value::String(s) => push_json_str(out, s),
+        Value::Int32(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Int64(n) => {
+            let _ = write!(out, "\"{n}\"");
+        }
+        Value::Double(x) if x.is_nan() => out.extend_from_slice(b"\"NaN\""),
+        Value::Double(x) if x.is_infinite() => out.extend_from_slice(if *x > 0.0 {
+            b"\"Infinity\"".as_slice()
+        } else {
+            b"\"-Infinity\"".as_slice()
+        }),
+        // `Debug` is the shortest text that reads back to the same bits, always with
+        // a `.` or an exponent (`3.0`, `0.1`, `1e300`, `5e-324`, `-0.0`): valid JSON.
+        Value::Double(x) => {
+            let _ = write!(out, "{x:?}");
+        }
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::DateTime(t) => {
+            let _ = write!(out, "\"{t}\"");
+        }
+        Value::Guid(g) => {
+            let mut buf = uuid::Uuid::encode_buffer();
+            out.push(b'"');
+            out.extend_from_slice(g.hyphenated().encode_lower(&mut buf).as_bytes());
+            out.push(b'"');
+        }
+        Value::Binary(bytes) => {
+            out.push(b'"');
+            let start = out.len();
+            let len = base64::encoded_len(bytes.len(), true).unwrap_or(0);
+            out.resize(start + len, 0);
+            match STANDARD.encode_slice(bytes, &mut out[start..]) {
+                Ok(written) => out.truncate(start + written),
+                // Only if the length computation overflowed: take the allocating path.
+                Err(_) => {
+                    out.truncate(start);
+                    out.extend_from_slice(STANDARD.encode(bytes).as_bytes());
+                }
+            }
+            out.push(b'"');
+        }
+    }
+}
+
+/// Writes a JSON string literal.
+fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    push_escaped(out, s);
+    out.push(b'"');
+}
+
+/// Writes the body of a JSON string: `"` and `\` escaped, control characters as
+/// `\n`-style or `\u00XX` escapes, everything else (all of UTF-8) as is.
+fn push_escaped(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if short.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        } else {
+            out.extend_from_slice(short);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+}
+
+/// Reads one entity object, as a point read or an insert with `return-content`
+/// returns it (minimal or full metadata).
+///
+/// Annotations may come before or after their value. `odata.*` keys are skipped,
+/// except `odata.etag`, which becomes [`DynamicEntity::etag`]; `Timestamp` becomes
+/// [`DynamicEntity::timestamp`] (and, with no `odata.etag`, the ETag is derived from
+/// it with [`ETag::from_timestamp`](crate::ETag::from_timestamp)). A `null` value means the property is absent.
+/// Unannotated values are inferred: string as String, an integral number as Int32
+/// when it fits and Int64 when it fits that (Azurite stores big unannotated integers
+/// so), any other number as Double, and a boolean as Boolean.
+///
+/// ```
+/// use tables_core::{odata, Value};
+///
+/// let e = odata::decode_entity(
+///     br#"{"PartitionKey":"p","RowKey":"r","L":"12","L@odata.type":"Edm.Int64","D":1.5}"#,
+/// )?;
+/// assert_eq!(e.get("L"), Some(&Value::Int64(12)));
+/// assert_eq!(e.get("D"), Some(&Value::Double(1.5)));
+/// # Ok::<(), tables_core::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`](crate::ErrorKind::Decode) for malformed JSON, a missing or non-string `PartitionKey` or
+/// `RowKey`, an object or array value, an unknown `Edm` type, an annotation whose
+/// property is missing, a value whose JSON type does not fit its annotation, or a
+/// property given twice. The error names the property; its message quotes at most a
+/// short prefix of the input.
+pub fn decode_entity(json: &[u8]) -> Result<DynamicEntity> {
+    decode::entity(json)
+}
+
+/// Reads a page of entities, `{"value":[<entity>...], ...}`, as a query returns it.
+/// Other top-level keys (`odata.metadata`) are ignored.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`](crate::ErrorKind::Decode) for malformed JSON, a missing `value` array, or any entity
+/// [`decode_entity`] would reject (the message gives its position in the page).
+pub fn decode_entity_page(json: &[u8]) -> Result<Vec<DynamicEntity>> {
+    decode::page(json)
+}
+
+/// Reads a page of a table listing, `{"value":[{"TableName":"t"},...]}`, into the
+/// names. Other keys are ignored.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`](crate::ErrorKind::Decode) for malformed JSON, a missing `value` array, or a row without
+/// a string `TableName`.
+pub fn decode_table_names(json: &[u8]) -> Result<Vec<String>> {
+    decode::table_names(json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datetime::DateTime;
+    use crate::entity::ETag;
+    use crate::error::ErrorKind;
+
+    const SAMPLE: &str = r#"{"odata.etag":"W/\"x\"","PartitionKey":"pk1","RowKey":"rk1","I":42}"#;
+
+    fn entity(json: &str) -> DynamicEntity {
+        decode_entity(json.as_bytes()).unwrap()
+    }
+
+    fn decode_err(json: &str) -> crate::Error {
+        let err = decode_entity(json.as_bytes()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode, "{err}");
+        err
+    }
+
+    #[test]
+    fn encoding_annotates_what_cannot_be_inferred() {
+        let g = uuid::Uuid::parse_str("c9da6455-213d-42c9-9a79-3e9149a57833").unwrap();
+        let mut e = DynamicEntity::new("p\"1", "r\\\n\u{1}é")
+            .with("S", "a\"b")
+            .with("I", -7)
+            .with("L", i64::MIN)
+            .with("D", 3.0)
+            .with("B", false)
+            .with("T", DateTime::MIN)
+            .with("G", g)
+            .with("Bin", vec![1u8, 2, 3, 4]);
+        e.timestamp = Some(DateTime::MAX);
+        e.etag = Some(ETag::new("W/\"x\""));
+        assert_eq!(
+            entity_to_json(&e),
+            concat!(
+                r#"{"PartitionKey":"p\"1","RowKey":"r\\\n\u0001é","S":"a\"b","I":-7,"#,
+                r#""L@odata.type":"Edm.Int64","L":"-9223372036854775808","#,
+                r#""D@odata.type":"Edm.Double","D":3.0,"B":false,"#,
+                r#""T@odata.type":"Edm.DateTime","T":"1601-01-01T00:00:00.0000000Z","#,
+                r#""G@odata.type":"Edm.Guid","G":"c9da6455-213d-42c9-9a79-3e9149a57833","#,
+                r#""Bin@odata.type":"Edm.Binary","Bin":"AQIDBA=="}"#
+            )
+        );
+        let back = entity(&entity_to_json(&e));
+        e.timestamp = None;
+        e.etag = None;
+        assert_eq!(back, e);
+    }
+
+    #[test]
+    fn doubles_round_trip_bit_for_bit() {
+        for x in [
+            0.1,
+            1e300,
+            5e-324,
+            -0.0,
+            0.0,
+            3.0,
+            -2.5e-8,
+            1e16,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            3.389_447_167_012_569e178,
+            0.372_370_370_370_370_35,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let json = entity_to_json(&DynamicEntity::new("p", "r").with("D", x));
+            let back = entity(&json).get("D").and_then(Value::as_f64);
+            assert_eq!(
+                back.map(f64::to_bits),
+                Some(x.to_bits()),
+                "{json}: read back as {back:?}; exact doubles need serde_json's \
+                 `float_roundtrip` feature (tables-core/Cargo.toml)"
+            );
+        }
+        let specials = entity_to_json(
+            &DynamicEntity::new("p", "r")
+                .with("A", f64::NAN)
+                .with("B", f64::NEG_INFINITY),
+        );
+        assert!(specials.ends_with(r#""A":"NaN","B@odata.type":"Edm.Double","B":"-Infinity"}"#));
+    }
+
+    #[test]
+    fn error_messages_quote_little_of_the_input() {
+        let long = "x".repeat(10_000);
+        for json in [
+            format!(r#"{{"PartitionKey":"p","RowKey":"r","{long}":{{}}}}"#),
+            format!(
+                r#"{{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Guid","A":"{long}"}}"#
+            ),
+            format!(r#"{{"PartitionKey":"p","RowKey":"r","A@odata.type":"{long}","A":1}}"#),
+            format!(r#""{long}""#),
+        ] {
+            let err = decode_err(&json);
+            assert!(err.message().len() < 200, "{}", err.message());
+        }
+    }
+
+    #[test]
+    fn pages_and_table_lists() {
+        let page = format!(
+            r#"{{"odata.metadata":"m","value":[{SAMPLE},{{"PartitionKey":"a","RowKey":"b","S":"x"}}]}}"#
+        );
+        let items = decode_entity_page(page.as_bytes()).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0], entity(SAMPLE));
+        assert_eq!(items[1].get("S"), Some(&Value::String("x".into())));
+        assert!(decode_entity_page(br#"{"value":[]}"#).unwrap().is_empty());
+        for bad in [
+            &br#"{"odata.metadata":"m"}"#[..],
+            br#"{"value":{}}"#,
+            br#"{"value":[],"value":[]}"#,
+            b"[]",
+        ] {
+            assert_eq!(
+                decode_entity_page(bad).unwrap_err().kind(),
+                ErrorKind::Decode
+            );
+        }
+        let err = decode_entity_page(
+            br#"{"value":[{"PartitionKey":"a","RowKey":"b"},{"PartitionKey":"a"}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.property(), Some("RowKey"));
+        assert!(err.message().starts_with("entity 1 of the page"), "{err}");
+
+        let names = decode_table_names(br#"{"odata.metadata":"m","value":[{"TableName":"a"},{"odata.id":"x","TableName":"B2"}]}"#);
+        assert_eq!(names.unwrap(), ["a", "B2"]);
+        for bad in [
+            &br#"{"value":[{"Name":"a"}]}"#[..],
+            br#"{"value":[{"TableName":1}]}"#,
+            b"{}",
+            b"",
+        ] {
+            assert_eq!(
+                decode_table_names(bad).unwrap_err().kind(),
+                ErrorKind::Decode
+            );
+        }
+        assert_eq!(create_table_body("my\"t"), r#"{"TableName":"my\"t"}"#);
+    }
+}

@@ -1,0 +1,21 @@
+//! The OData JSON protocol of the Table service, as data: entity bodies, error
+//! bodies, resource paths and query strings, and `$batch` multipart bodies.
+//!
+//! No I/O lives here. The remote engine (in `tables-client`) sends and receives what
+//! these functions build and read, so there is one copy of every encoding rule.
+//! Every parser returns [`ErrorKind::Decode`](crate::ErrorKind::Decode) for malformed
+//! input and never panics.
+
+pub mod batch;
+mod entity;
+mod error;
+mod url;
+
+pub use entity::{
+    create_table_body, decode_entity, decode_entity_page, decode_table_names, encode_entity,
+    entity_to_json,
+};
+pub use error::{parse_error_body, service_error, split_batch_index, ServiceError};
+pub use url::{
+    encode_query_value, entity_path, entity_query_string, table_query_string, table_resource_path,
+};
