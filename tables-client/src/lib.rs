@@ -26,6 +26,7 @@ mod bulk;
 mod lookup;
 mod periodic;
 mod query;
+pub mod remote;
 mod service;
 mod table;
 mod transaction;

@@ -75,6 +75,29 @@ impl TableServiceClient {
         TableServiceClient::new(tables_mem::MemEngine::new())
     }
 
+    /// A client over the remote endpoint a connection string names (Azure Storage, the
+    /// Cosmos DB Table API, or Azurite with `UseDevelopmentStorage=true`). For retry
+    /// policies, timeouts or other credentials, build a
+    /// [`RemoteEngine`](crate::remote::RemoteEngine) and use [`TableServiceClient::new`].
+    ///
+    /// ```
+    /// use tables_client::TableServiceClient;
+    ///
+    /// // Nothing is sent yet: the first operation connects.
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true")?;
+    /// assert!(format!("{service:?}").contains("devstoreaccount1"));
+    /// # Ok::<(), tables_client::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) for a malformed
+    /// connection string; nothing is sent until the first operation.
+    pub fn from_connection_string(connection_string: &str) -> Result<TableServiceClient> {
+        let engine = crate::remote::RemoteEngine::from_connection_string(connection_string)?;
+        Ok(TableServiceClient::new(engine))
+    }
+
     /// A client over `engine`.
     pub fn new(engine: impl Engine + 'static) -> TableServiceClient {
         TableServiceClient::from_engine(Arc::new(engine))

@@ -1,0 +1,570 @@
+//! `RemoteEngine`: the [`Engine`] trait over the Table service's REST protocol.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::Method;
+use tables_core::key::{validate_entity_key, validate_table_name};
+use tables_core::odata::{self, batch};
+use tables_core::{
+    validate_batch, ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind,
+    ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+};
+use tracing::Instrument;
+
+use super::connection::ConnectionString;
+use super::credential::Credential;
+use super::endpoint::{Endpoint, HttpPolicy};
+use super::guard::KeyRangeGuard;
+use super::retry::RetryPolicy;
+use super::transport::{Request, Response, Transport, JSON};
+
+/// The Table service over HTTPS: Azure Storage, the Cosmos DB Table API, or Azurite.
+///
+/// Built from a connection string ([`RemoteEngine::from_connection_string`]) or a
+/// [`RemoteEngineBuilder`]. Every call validates its input with `tables-core`'s rules
+/// before anything is sent, signs the request (SharedKey, SharedKeyLite, a SAS token or
+/// a bearer token), retries transient failures under a [`RetryPolicy`], and reports
+/// the service's answers with the same [`ErrorKind`]s as the in-memory engine.
+/// Clones share one connection pool.
+///
+/// ```
+/// use tables_client::remote::RemoteEngine;
+///
+/// let engine = RemoteEngine::from_connection_string("UseDevelopmentStorage=true")?;
+/// assert_eq!(engine.account(), "devstoreaccount1");
+/// assert_eq!(engine.endpoint(), "http://127.0.0.1:10002/devstoreaccount1");
+/// // Secrets never show up in Debug output.
+/// assert!(!format!("{engine:?}").contains("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq"));
+/// # Ok::<(), tables_client::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct RemoteEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    transport: Transport,
+    guard: Option<KeyRangeGuard>,
+}
+
+impl fmt::Debug for RemoteEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let transport = &self.inner.transport;
+        f.debug_struct("RemoteEngine")
+            .field("endpoint", &transport.endpoint.base())
+            .field("account", &transport.endpoint.account())
+            .field("credential", &transport.credential)
+            .field("retry", &transport.retry)
+            .field("request_timeout", &transport.request_timeout)
+            .finish()
+    }
+}
+
+/// Builds a [`RemoteEngine`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tables_client::remote::{AccountKey, Credential, RemoteEngine, RetryPolicy};
+///
+/// let key = AccountKey::new(
+///     "devstoreaccount1",
+///     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+/// )?;
+/// let engine = RemoteEngine::builder("http://127.0.0.1:10002/devstoreaccount1")
+///     .credential(Credential::SharedKey(key))
+///     .retry_policy(RetryPolicy { max_retries: 2, ..RetryPolicy::default() })
+///     .request_timeout(Duration::from_secs(10))
+///     .build()?;
+/// assert_eq!(engine.account(), "devstoreaccount1");
+/// # Ok::<(), tables_client::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RemoteEngineBuilder {
+    endpoint: String,
+    account: Option<String>,
+    credential: Credential,
+    retry: RetryPolicy,
+    request_timeout: Duration,
+    connect_timeout: Duration,
+    http: HttpPolicy,
+    client: Option<reqwest::Client>,
+}
+
+impl RemoteEngine {
+    /// A builder for the account at `endpoint`: `https://{account}.table.core.windows.net`
+    /// (host-style) or `http://127.0.0.1:10002/{account}` (path-style, for emulators and
+    /// IP endpoints).
+    pub fn builder(endpoint: impl Into<String>) -> RemoteEngineBuilder {
+        RemoteEngineBuilder {
+            endpoint: endpoint.into(),
+            account: None,
+            credential: Credential::Anonymous,
+            retry: RetryPolicy::default(),
+            request_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            http: HttpPolicy::LoopbackOnly,
+            client: None,
+        }
+    }
+
+    /// A builder preset from a connection string (endpoint, account and credential),
+    /// for changing the retry policy or timeouts before building.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] for a malformed connection string (the message
+    /// lists the accepted forms and never repeats a key or signature).
+    pub fn builder_from_connection_string(connection_string: &str) -> Result<RemoteEngineBuilder> {
+        let parsed = ConnectionString::parse(connection_string)?;
+        let mut builder =
+            RemoteEngine::builder(parsed.endpoint()).credential(parsed.credential().clone());
+        if let Some(account) = parsed.account_name() {
+            builder = builder.account_name(account);
+        }
+        if parsed.is_development_storage() {
+            // The emulator speaks plain HTTP, also behind a proxy URI.
+            builder = builder.allow_http();
+        }
+        Ok(builder)
+    }
+
+    /// An engine for the account a connection string names:
+    /// `UseDevelopmentStorage=true`; `DefaultEndpointsProtocol=https;AccountName=..;AccountKey=..[;EndpointSuffix=..]`;
+    /// any of those with `TableEndpoint=..`; or `TableEndpoint=..;SharedAccessSignature=..`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] for a malformed connection string or endpoint (plain
+    /// HTTP is accepted only for loopback hosts and the development storage).
+    pub fn from_connection_string(connection_string: &str) -> Result<RemoteEngine> {
+        RemoteEngine::builder_from_connection_string(connection_string)?.build()
+    }
+
+    /// The account URL requests go to, without a trailing slash.
+    pub fn endpoint(&self) -> &str {
+        self.inner.transport.endpoint.base()
+    }
+
+    /// The storage account name.
+    pub fn account(&self) -> &str {
+        self.inner.transport.endpoint.account()
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.inner.transport
+    }
+
+    /// Sends a request inside a span that follows OpenTelemetry's database client
+    /// conventions.
+    async fn send(&self, op: Op<'_>, request: Request) -> Result<Response> {
+        let endpoint = &self.transport().endpoint;
+        let span = tracing::info_span!(
+            "tables.request",
+            otel.kind = "client",
+            db.system.name = "azure.table",
+            db.namespace = endpoint.account(),
+            db.collection.name = op.table,
+            db.operation.name = op.name,
+            tables.partition_key = op.partition_key,
+            server.address = endpoint.host(),
+            server.port = endpoint.port(),
+            http.request.method = request.method.as_str(),
+            http.request.body.size = request.body.as_ref().map_or(0, Bytes::len),
+            http.response.status_code = tracing::field::Empty,
+            http.request.resend_count = tracing::field::Empty,
+            az.service_request_id = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let outcome = self
+            .transport()
+            .send(&request)
+            .instrument(span.clone())
+            .await;
+        if let Err(error) = &outcome {
+            span.record("error.type", tracing::field::debug(error.kind()));
+        }
+        outcome
+    }
+
+    fn check_key(&self, key: &EntityKey) -> Result<()> {
+        validate_entity_key(key)?;
+        match &self.inner.guard {
+            Some(guard) => guard.check_key(key),
+            None => Ok(()),
+        }
+    }
+}
+
+impl RemoteEngineBuilder {
+    /// The credential requests are signed with (default: [`Credential::Anonymous`]).
+    #[must_use]
+    pub fn credential(mut self, credential: Credential) -> RemoteEngineBuilder {
+        self.credential = credential;
+        self
+    }
+
+    /// The account name, when the endpoint URL does not tell it (a custom domain).
+    #[must_use]
+    pub fn account_name(mut self, account: impl Into<String>) -> RemoteEngineBuilder {
+        self.account = Some(account.into());
+        self
+    }
+
+    /// How transient failures are retried (default: [`RetryPolicy::default`]).
+    #[must_use]
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> RemoteEngineBuilder {
+        self.retry = policy;
+        self
+    }
+
+    /// How long one attempt may take, from connecting to the last byte of the answer
+    /// (default 30 s). A timed-out attempt is retried under the retry policy.
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> RemoteEngineBuilder {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long connecting may take (default 10 s).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> RemoteEngineBuilder {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Allows plain HTTP to hosts other than loopback addresses (for example an
+    /// emulator in another container). Without it, HTTP is refused unless the host is
+    /// this machine: account keys would not leak, but data and SAS tokens would cross
+    /// the network unencrypted.
+    #[must_use]
+    pub fn allow_http(mut self) -> RemoteEngineBuilder {
+        self.http = HttpPolicy::Allowed;
+        self
+    }
+
+    /// Uses this HTTP client (and its connection pool), for sharing one pool between
+    /// engines. Its own timeouts apply in addition to the engine's.
+    #[must_use]
+    pub fn http_client(mut self, client: reqwest::Client) -> RemoteEngineBuilder {
+        self.client = Some(client);
+        self
+    }
+
+    /// Builds the engine.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] for an endpoint that is not a URL, has no account,
+    /// or uses plain HTTP to a non-loopback host without [`RemoteEngineBuilder::allow_http`];
+    /// [`ErrorKind::Transport`] if the HTTP client cannot be set up.
+    pub fn build(self) -> Result<RemoteEngine> {
+        let endpoint = Endpoint::parse(&self.endpoint, self.account.as_deref(), self.http)?;
+        let http = match self.client {
+            Some(client) => client,
+            None => reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .tcp_nodelay(true)
+                .pool_idle_timeout(Duration::from_secs(60))
+                .build()
+                .map_err(|e| {
+                    Error::local(
+                        ErrorKind::Transport,
+                        format!("could not set up the HTTP client: {e}"),
+                    )
+                })?,
+        };
+        let guard = match &self.credential {
+            Credential::Sas(token) => KeyRangeGuard::from_sas(token),
+            _ => None,
+        };
+        Ok(RemoteEngine {
+            inner: Arc::new(Inner {
+                transport: Transport {
+                    http,
+                    endpoint,
+                    credential: self.credential,
+                    retry: self.retry,
+                    request_timeout: self.request_timeout,
+                },
+                guard,
+            }),
+        })
+    }
+}
+
+/// What a request is, for its span.
+#[derive(Clone, Copy)]
+struct Op<'a> {
+    name: &'static str,
+    table: &'a str,
+    partition_key: &'a str,
+}
+
+impl<'a> Op<'a> {
+    fn new(name: &'static str, table: &'a str) -> Op<'a> {
+        Op {
+            name,
+            table,
+            partition_key: "",
+        }
+    }
+
+    fn partition(mut self, partition_key: &'a str) -> Op<'a> {
+        self.partition_key = partition_key;
+        self
+    }
+}
+
+fn request(method: Method, path: String) -> Request {
+    Request {
+        method,
+        path,
+        query: String::new(),
+        content_type: None,
+        if_match: None,
+        tunnelled_method: None,
+        prefer_no_content: false,
+        body: None,
+    }
+}
+
+/// A MERGE request: the MERGE verb, or on the Cosmos DB Table API a POST tunnelling
+/// it through `X-HTTP-Method`, as the official SDKs send it there.
+fn merge_request(cosmos: bool, path: String) -> Request {
+    if cosmos {
+        let mut req = request(Method::POST, path);
+        req.tunnelled_method = Some("MERGE");
+        return req;
+    }
+    // "MERGE" is a valid token, so this cannot fail; fall back on PATCH, which the
+    // service treats the same way, rather than panic.
+    request(Method::from_bytes(b"MERGE").unwrap_or(Method::PATCH), path)
+}
+
+/// The outcome of a single write from its answer: the ETag header, and the
+/// timestamp the ETag encodes (or, for a 201 with a body, the body's).
+fn write_outcome(response: &Response) -> WriteOutcome {
+    let etag = response.header("etag").map(ETag::new);
+    let mut timestamp = etag.as_ref().and_then(ETag::timestamp);
+    if timestamp.is_none() && !response.body.is_empty() {
+        // The write was applied: a body that cannot be read only costs the timestamp,
+        // never the success (a retried insert would conflict).
+        timestamp = odata::decode_entity(&response.body)
+            .ok()
+            .and_then(|e| e.timestamp);
+    }
+    WriteOutcome { etag, timestamp }
+}
+
+/// `$select` as sent: the caller's properties plus the keys and Timestamp, which the
+/// engine contract always returns.
+fn select_with_system(select: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(select.len() + 3);
+    for system in ["PartitionKey", "RowKey", "Timestamp"] {
+        if !select.iter().any(|s| s == system) {
+            out.push(system.to_owned());
+        }
+    }
+    out.extend(select.iter().cloned());
+    out
+}
+
+/// The next-page token of an entity query.
+fn continuation(response: &Response) -> Option<ContinuationToken> {
+    let pk = response.header("x-ms-continuation-NextPartitionKey")?;
+    if pk.is_empty() {
+        return None;
+    }
+    let rk = response
+        .header("x-ms-continuation-NextRowKey")
+        .filter(|rk| !rk.is_empty())
+        .map(str::to_owned);
+    Some(ContinuationToken::new(pk, rk))
+}
+
+#[tables_core::__private::async_trait]
+impl Engine for RemoteEngine {
+    async fn create_table(&self, table: &str) -> Result<()> {
+        validate_table_name(table)?;
+        let mut req = request(Method::POST, "Tables".to_owned());
+        req.content_type = Some(JSON.to_owned());
+        req.prefer_no_content = true;
+        req.body = Some(Bytes::from(odata::create_table_body(table)));
+        self.send(Op::new("CreateTable", table), req).await?;
+        Ok(())
+    }
+
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        validate_table_name(table)?;
+        let req = request(Method::DELETE, odata::table_resource_path(table));
+        match self.send(Op::new("DeleteTable", table), req).await {
+            Ok(_) => Ok(()),
+            // The service answers a missing table with 404 ResourceNotFound here.
+            Err(e) if e.status() == Some(404) => Err(e.with_kind(ErrorKind::TableNotFound)),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        options.validate()?;
+        let mut req = request(Method::GET, "Tables".to_owned());
+        req.query = odata::table_query_string(options);
+        let response = self.send(Op::new("QueryTables", "Tables"), req).await?;
+        let names = odata::decode_table_names(&response.body)?;
+        let continuation = response
+            .header("x-ms-continuation-NextTableName")
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        Ok(TablePage {
+            names,
+            continuation,
+        })
+    }
+
+    async fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>> {
+        validate_table_name(table)?;
+        self.check_key(key)?;
+        let select = match select {
+            Some(select) => {
+                tables_core::validate_select(select)?;
+                Some(select_with_system(select))
+            }
+            None => None,
+        };
+        let mut req = request(Method::GET, odata::entity_path(table, key));
+        req.query = odata::entity_query_string(None, select.as_deref(), None, None);
+        let op = Op::new("GetEntity", table).partition(&key.partition_key);
+        match self.send(op, req).await {
+            Ok(response) => Ok(Some(odata::decode_entity(&response.body)?)),
+            Err(e) if e.kind() == ErrorKind::EntityNotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation_token: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>> {
+        validate_table_name(table)?;
+        spec.validate()?;
+        let plan = tables_core::QueryPlan::of(spec.filter.as_ref());
+        if let Some(guard) = &self.inner.guard {
+            guard.check_query(&plan)?;
+        }
+        let select = spec.select.as_deref().map(select_with_system);
+        let mut req = request(Method::GET, format!("{table}()"));
+        req.query = odata::entity_query_string(
+            spec.filter.as_ref(),
+            select.as_deref(),
+            spec.top,
+            continuation_token,
+        );
+        let op = Op::new("QueryEntities", table).partition(plan.partition_key().unwrap_or(""));
+        let response = self.send(op, req).await?;
+        let items = odata::decode_entity_page(&response.body)?;
+        Ok(Page {
+            items,
+            continuation: continuation(&response),
+        })
+    }
+
+    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        validate_table_name(table)?;
+        op.validate()?;
+        let key = op.key();
+        self.check_key(&key)?;
+        let cosmos = self.transport().endpoint.is_cosmos();
+        let (name, mut req) = match op {
+            WriteOp::Insert(_) => {
+                let mut req = request(Method::POST, table.to_owned());
+                req.prefer_no_content = true;
+                ("InsertEntity", req)
+            }
+            WriteOp::Replace { .. } => (
+                "UpdateEntity",
+                request(Method::PUT, odata::entity_path(table, &key)),
+            ),
+            WriteOp::Merge { .. } => (
+                "MergeEntity",
+                merge_request(cosmos, odata::entity_path(table, &key)),
+            ),
+            WriteOp::UpsertReplace(_) => (
+                "InsertOrReplaceEntity",
+                request(Method::PUT, odata::entity_path(table, &key)),
+            ),
+            WriteOp::UpsertMerge(_) => (
+                "InsertOrMergeEntity",
+                merge_request(cosmos, odata::entity_path(table, &key)),
+            ),
+            WriteOp::Delete { .. } => (
+                "DeleteEntity",
+                request(Method::DELETE, odata::entity_path(table, &key)),
+            ),
+        };
+        req.if_match = op.if_match().map(|m| m.header_value().to_owned());
+        if let Some(entity) = op.entity() {
+            let mut body = Vec::with_capacity(256);
+            odata::encode_entity(entity, &mut body);
+            req.content_type = Some(JSON.to_owned());
+            req.body = Some(Bytes::from(body));
+        }
+        let span_op = Op::new(name, table).partition(&key.partition_key);
+        let response = self
+            .send(span_op, req)
+            .await
+            .map_err(|e| e.with_entity_key(key.clone()))?;
+        Ok(write_outcome(&response))
+    }
+
+    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        validate_table_name(table)?;
+        validate_batch(ops)?;
+        for (index, op) in ops.iter().enumerate() {
+            self.check_key(&op.key())
+                .map_err(|e| e.with_batch_index(index))?;
+        }
+        let batch_id = uuid::Uuid::new_v4().to_string();
+        let changeset_id = uuid::Uuid::new_v4().to_string();
+        let encoded = batch::encode_batch(
+            self.transport().endpoint.base(),
+            table,
+            ops,
+            &batch_id,
+            &changeset_id,
+        );
+        if encoded.body.len() > MAX_BATCH_BYTES {
+            return Err(Error::new(
+                ErrorKind::RequestTooLarge,
+                format!(
+                    "the batch encodes to {} bytes, above the service's limit of {MAX_BATCH_BYTES} \
+                     bytes (4 MiB); split it into smaller batches",
+                    encoded.body.len()
+                ),
+            ));
+        }
+        let mut req = request(Method::POST, "$batch".to_owned());
+        req.content_type = Some(encoded.content_type);
+        req.body = Some(Bytes::from(encoded.body));
+        let partition = ops.first().map_or("", WriteOp::partition_key);
+        let op = Op::new("ExecuteBatch", table).partition(partition);
+        let response = self.send(op, req).await?;
+        let content_type = response.header("content-type").unwrap_or_default();
+        batch::parse_batch_response(content_type, &response.body, ops.len()).map_err(|e| {
+            if response.earlier_attempt_may_have_applied {
+                e.with_earlier_attempt_may_have_applied()
+            } else {
+                e
+            }
+        })
+    }
+}

@@ -1,0 +1,41 @@
+//! The remote engine: the Azure Table REST protocol over HTTPS, for Azure Storage,
+//! the Cosmos DB Table API and the Azurite emulator.
+//!
+//! [`RemoteEngine`] implements [`Engine`](crate::Engine), so everything the typed
+//! client does runs on it unchanged. Connect with a connection string
+//! ([`RemoteEngine::from_connection_string`], or
+//! [`TableServiceClient::from_connection_string`](crate::TableServiceClient::from_connection_string))
+//! or a [`RemoteEngineBuilder`].
+//!
+//! - **Auth:** [`Credential`]: SharedKey or SharedKeyLite with an [`AccountKey`], a
+//!   [`SasToken`] (consume one, or make one with [`TableSasBuilder`]), or a bearer
+//!   token from a [`TokenCredential`] (Entra ID). Keys, signatures and tokens never
+//!   appear in `Debug` output, error messages or logs.
+//! - **Protocol:** JSON with `odata=minimalmetadata`; the encodings are
+//!   [`tables_core::odata`]'s, shared with every other part of the SDK.
+//! - **Retries:** transient failures (timeouts, broken connections, 408, 429, 500, 502,
+//!   503, 504) are retried with exponential backoff and jitter under a
+//!   [`RetryPolicy`], honouring `Retry-After` and `x-ms-retry-after-ms`. A write whose
+//!   earlier attempt may have been applied says so
+//!   ([`Error::earlier_attempt_may_have_applied`](crate::Error::earlier_attempt_may_have_applied)).
+//! - **Tracing:** one `tables.request` span per operation, with OpenTelemetry's
+//!   database-client attributes (`db.system.name`, `db.namespace`,
+//!   `db.collection.name`, `db.operation.name`, `server.address`,
+//!   `http.response.status_code`, `http.request.resend_count`,
+//!   `az.service_request_id`, `error.type`) plus `tables.partition_key`.
+
+mod connection;
+mod credential;
+mod endpoint;
+mod engine;
+mod guard;
+mod retry;
+mod sas;
+mod sign;
+mod transport;
+
+pub use connection::ConnectionString;
+pub use credential::{AccessToken, AccountKey, Credential, SasToken, TokenCredential};
+pub use engine::{RemoteEngine, RemoteEngineBuilder};
+pub use retry::RetryPolicy;
+pub use sas::{SasProtocol, TableSasBuilder, TableSasPermissions};

@@ -1,0 +1,349 @@
+//! One HTTP exchange with the service: build the URL, sign, send, retry, and turn
+//! error answers into the SDK's errors. Every operation of the remote engine goes
+//! through [`Transport::send`].
+
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::{Method, StatusCode, Url};
+use tables_core::odata::service_error;
+use tables_core::{Error, ErrorKind, Result};
+use tracing::Span;
+
+use super::credential::Credential;
+use super::endpoint::Endpoint;
+use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
+use super::sign::{canonical_resource, shared_key_authorization};
+
+/// The REST API version every request asks for.
+pub(crate) const API_VERSION: &str = "2019-02-02";
+/// What every request accepts: JSON with the annotations typed decoding needs.
+pub(crate) const ACCEPT_JSON: &str = "application/json;odata=minimalmetadata";
+/// The content type of entity and table bodies.
+pub(crate) const JSON: &str = "application/json";
+
+const USER_AGENT: &str = concat!("tables-rs/", env!("CARGO_PKG_VERSION"));
+
+/// One request, as the engine describes it; the transport adds the URL base,
+/// version, date, authorization and request id headers.
+#[derive(Debug)]
+pub(crate) struct Request {
+    /// The HTTP method (`MERGE` included).
+    pub(crate) method: Method,
+    /// The resource path under the account URL, already encoded (`Tables`,
+    /// `mytable(PartitionKey='p',RowKey='r')`, `$batch`).
+    pub(crate) path: String,
+    /// The encoded query string without `?`; empty for none.
+    pub(crate) query: String,
+    /// `Content-Type` of the body, if any.
+    pub(crate) content_type: Option<String>,
+    /// `If-Match`, if any.
+    pub(crate) if_match: Option<String>,
+    /// `X-HTTP-Method`: the method tunnelled through a POST (MERGE on the Cosmos DB
+    /// Table API, as the official SDKs send it).
+    pub(crate) tunnelled_method: Option<&'static str>,
+    /// `Prefer: return-no-content` for inserts and table creation.
+    pub(crate) prefer_no_content: bool,
+    /// The body, if any. `Bytes` clones share the buffer, so a retry resends without
+    /// copying.
+    pub(crate) body: Option<Bytes>,
+}
+
+/// A response with a success status (< 300).
+#[derive(Debug)]
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    /// Whether an earlier attempt failed in a way that may have applied the request
+    /// (the engine marks errors it finds inside this answer, such as a batch part's).
+    pub(crate) earlier_attempt_may_have_applied: bool,
+}
+
+impl Response {
+    /// A header as text, if present and valid.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// What one attempt gave.
+enum Attempt {
+    /// An answer from the service (any status).
+    Answer(Response),
+    /// No answer: the connection failed or the attempt timed out.
+    Failed {
+        error: Error,
+        /// Whether the request may have reached the service (and been applied).
+        may_have_applied: bool,
+    },
+}
+
+/// The HTTP side of the remote engine: client pool, endpoint, credential, policy.
+#[derive(Debug)]
+pub(crate) struct Transport {
+    pub(crate) http: reqwest::Client,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) credential: Credential,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) request_timeout: Duration,
+}
+
+impl Transport {
+    /// Sends `request`, retrying transient failures under the retry policy. Returns
+    /// the first success (< 300); an error answer becomes the SDK error for its status
+    /// and code, with the request id. If an earlier attempt may have been applied
+    /// (a timeout, a broken connection, a 500/502/504), a final error says so
+    /// ([`Error::earlier_attempt_may_have_applied`]).
+    pub(crate) async fn send(&self, request: &Request) -> Result<Response> {
+        let started = Instant::now();
+        let client_request_id = uuid::Uuid::new_v4().to_string();
+        let url = self.url(request)?;
+        let mut retries: u32 = 0;
+        let mut uncertain = false;
+        loop {
+            let attempt = self.attempt(request, &url, &client_request_id).await?;
+            let span = Span::current();
+            span.record("http.request.resend_count", retries);
+            let (error, may_have_applied, hint) = match attempt {
+                Attempt::Answer(mut response) => {
+                    span.record("http.response.status_code", response.status);
+                    if let Some(id) = response.header("x-ms-request-id") {
+                        span.record("az.service_request_id", id);
+                    }
+                    if response.status < 300 {
+                        if retries > 0 {
+                            tracing::debug!(retries, "succeeded after retries");
+                        }
+                        response.earlier_attempt_may_have_applied = uncertain;
+                        return Ok(response);
+                    }
+                    let error = answer_error(&response);
+                    if !is_retryable_status(response.status) {
+                        return Err(finish(error, uncertain, retries));
+                    }
+                    let hint = retry_after(&response.headers, SystemTime::now());
+                    (error, status_may_have_applied(response.status), hint)
+                }
+                Attempt::Failed {
+                    error,
+                    may_have_applied,
+                } => (error, may_have_applied, None),
+            };
+            uncertain |= may_have_applied;
+            if retries >= self.retry.max_retries {
+                return Err(finish(error, uncertain, retries));
+            }
+            let delay = self.retry.delay(retries, hint);
+            if started.elapsed() + delay > self.retry.max_elapsed {
+                tracing::debug!(
+                    ?delay,
+                    "not retrying: the next attempt would pass the retry time budget"
+                );
+                return Err(finish(error, uncertain, retries));
+            }
+            tracing::debug!(
+                retry = retries + 1,
+                ?delay,
+                error.kind = %error.kind(),
+                "transient failure; retrying"
+            );
+            tokio::time::sleep(delay).await;
+            retries += 1;
+        }
+    }
+
+    /// The full URL of a request, with a SAS token's parameters when the credential
+    /// is one.
+    fn url(&self, request: &Request) -> Result<Url> {
+        let mut text = String::with_capacity(
+            self.endpoint.base().len() + request.path.len() + request.query.len() + 2,
+        );
+        text.push_str(self.endpoint.base());
+        text.push('/');
+        text.push_str(&request.path);
+        let sas = match &self.credential {
+            Credential::Sas(token) => Some(token.expose_query()),
+            _ => None,
+        };
+        let mut separator = '?';
+        for part in [Some(request.query.as_str()), sas].into_iter().flatten() {
+            if !part.is_empty() {
+                text.push(separator);
+                text.push_str(part);
+                separator = '&';
+            }
+        }
+        // The text is built from a parsed base and encoded parts; a failure here is a
+        // bug, reported without the URL (it may hold a SAS signature).
+        Url::parse(&text).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "could not build the request URL for the resource {:?}: {e}",
+                    request.path
+                ),
+            )
+        })
+    }
+
+    async fn attempt(
+        &self,
+        request: &Request,
+        url: &Url,
+        client_request_id: &str,
+    ) -> Result<Attempt> {
+        let date = httpdate::fmt_http_date(SystemTime::now());
+        let mut headers = HeaderMap::with_capacity(10);
+        headers.insert("x-ms-version", HeaderValue::from_static(API_VERSION));
+        headers.insert("x-ms-date", header_value(&date)?);
+        headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_JSON));
+        headers.insert("DataServiceVersion", HeaderValue::from_static("3.0"));
+        headers.insert(
+            "MaxDataServiceVersion",
+            HeaderValue::from_static("3.0;NetFx"),
+        );
+        headers.insert("x-ms-client-request-id", header_value(client_request_id)?);
+        headers.insert(
+            reqwest::header::USER_AGENT,
+            HeaderValue::from_static(USER_AGENT),
+        );
+        if let Some(content_type) = &request.content_type {
+            headers.insert(CONTENT_TYPE, header_value(content_type)?);
+        }
+        if let Some(if_match) = &request.if_match {
+            headers.insert(reqwest::header::IF_MATCH, header_value(if_match)?);
+        }
+        if let Some(method) = request.tunnelled_method {
+            headers.insert("X-HTTP-Method", HeaderValue::from_static(method));
+        }
+        if request.prefer_no_content {
+            headers.insert("Prefer", HeaderValue::from_static("return-no-content"));
+        }
+        if let Some(authorization) = self.authorization(request, url, &date).await? {
+            let mut value = header_value(&authorization)?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let mut builder = self
+            .http
+            .request(request.method.clone(), url.clone())
+            .headers(headers)
+            .timeout(self.request_timeout);
+        if let Some(body) = &request.body {
+            builder = builder.body(body.clone());
+        }
+        let sent = builder.send().await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => return Ok(transport_failure(e, self.request_timeout)),
+        };
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        match response.bytes().await {
+            Ok(body) => Ok(Attempt::Answer(Response {
+                status,
+                headers,
+                body,
+                earlier_attempt_may_have_applied: false,
+            })),
+            // The status line arrived, so the service saw the request; only the body
+            // was lost.
+            Err(e) => Ok(transport_failure(e, self.request_timeout)),
+        }
+    }
+
+    /// The `Authorization` header for this attempt, if the credential signs.
+    async fn authorization(
+        &self,
+        request: &Request,
+        url: &Url,
+        date: &str,
+    ) -> Result<Option<String>> {
+        let (key, lite) = match &self.credential {
+            Credential::SharedKey(key) => (key, false),
+            Credential::SharedKeyLite(key) => (key, true),
+            Credential::Bearer(source) => {
+                let token = source.token().await?;
+                return Ok(Some(format!("Bearer {}", token.token)));
+            }
+            Credential::Sas(_) | Credential::Anonymous => return Ok(None),
+        };
+        let resource = canonical_resource(self.endpoint.account(), url.path(), None);
+        Ok(Some(shared_key_authorization(
+            key,
+            lite,
+            request.method.as_str(),
+            "",
+            request.content_type.as_deref().unwrap_or(""),
+            date,
+            &resource,
+        )))
+    }
+}
+
+fn header_value(text: &str) -> Result<HeaderValue> {
+    HeaderValue::from_str(text).map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidInput,
+            "a header value holds characters HTTP headers cannot carry".to_owned(),
+        )
+    })
+}
+
+/// The SDK error for an error answer.
+fn answer_error(response: &Response) -> Error {
+    let code = response.header("x-ms-error-code");
+    let mut error = service_error(response.status, code, &response.body);
+    if let Some(id) = response.header("x-ms-request-id") {
+        error = error.with_request_id(id);
+    }
+    if response.status == StatusCode::TOO_MANY_REQUESTS.as_u16()
+        && error.kind() != ErrorKind::Throttled
+    {
+        error = error.with_kind(ErrorKind::Throttled);
+    }
+    error
+}
+
+/// A failed attempt without an answer. reqwest's error text holds the URL, and a
+/// SAS signature in it, so the URL is dropped before the error is kept.
+fn transport_failure(error: reqwest::Error, timeout: Duration) -> Attempt {
+    let connect = error.is_connect();
+    let timed_out = error.is_timeout();
+    let error = error.without_url();
+    let (kind, message) = if timed_out {
+        (
+            ErrorKind::Timeout,
+            format!("no answer within the request timeout of {timeout:?}"),
+        )
+    } else if connect {
+        (ErrorKind::Transport, format!("could not connect: {error}"))
+    } else {
+        (
+            ErrorKind::Transport,
+            format!("the connection failed: {error}"),
+        )
+    };
+    Attempt::Failed {
+        error: Error::local(kind, message).with_source(error),
+        // A connection that was never made carried no request.
+        may_have_applied: !connect,
+    }
+}
+
+/// The error returned after the last attempt.
+fn finish(error: Error, uncertain: bool, retries: u32) -> Error {
+    let error = if retries > 0 {
+        let message = format!("{} (after {} attempts)", error.message(), retries + 1);
+        error.with_message(message)
+    } else {
+        error
+    };
+    if uncertain {
+        error.with_earlier_attempt_may_have_applied()
+    } else {
+        error
+    }
+}
