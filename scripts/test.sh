@@ -5,8 +5,9 @@
 #
 # Steps: rustfmt check, clippy (-D warnings), install the pinned Azurite from npm
 # (tools/azurite/package-lock.json), start it on a free 127.0.0.1 port, run every
-# test target and the doc tests with TABLES_TEST_AZURITE_URL pointing at it, run
-# every example, stop Azurite (always, also on Ctrl-C), print a summary.
+# test target and the doc tests with TABLES_TEST_AZURITE_URL pointing at it (the
+# conformance suite, the typed tests and the remote engine's tests run against it),
+# run every example on the in-memory engine and again on Azurite, stop Azurite (always, also on Ctrl-C), print a summary.
 #
 # With CI=true a missing or broken Azurite fails the run; elsewhere the run goes on
 # with a loud warning and the Azurite tests report themselves as skipped.
@@ -27,6 +28,8 @@ cd "$ROOT" || exit 1
 AZURITE_DIR="$ROOT/tools/azurite"
 AZURITE_BIN="$AZURITE_DIR/node_modules/.bin/azurite-table"
 AZURITE_ACCOUNT="devstoreaccount1"
+# The emulator's well-known development key (public, the same in every emulator).
+AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 AZURITE_TIMEOUT="${TABLES_AZURITE_TIMEOUT:-60}"
 EXAMPLE_TIMEOUT="${TABLES_EXAMPLE_TIMEOUT:-300}"
 TEST_TIMEOUT="${TABLES_TEST_TIMEOUT:-1200}"
@@ -281,8 +284,18 @@ limited() {
     "$@"
 }
 
-run_example() {
-    limited "$EXAMPLE_TIMEOUT" cargo run --quiet -p "$EXAMPLES_PACKAGE" --example "$1"
+run_example() { # run_example <name>: on the in-memory engine
+    (
+        unset TABLES_CONNECTION_STRING
+        limited "$EXAMPLE_TIMEOUT" cargo run --quiet -p "$EXAMPLES_PACKAGE" --example "$1"
+    )
+}
+
+run_example_on_azurite() { # run_example_on_azurite <name>: on the run's Azurite
+    (
+        export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_AZURITE_URL"
+        limited "$EXAMPLE_TIMEOUT" cargo run --quiet -p "$EXAMPLES_PACKAGE" --example "$1"
+    )
 }
 
 # ---------------------------------------------------------------------------
@@ -320,7 +333,12 @@ step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --d
 say "discover examples of $EXAMPLES_PACKAGE"
 if examples="$(list_examples)" && [ -n "$examples" ]; then
     while IFS= read -r example; do
-        step "example $example" run_example "$example"
+        step "example $example (mem)" run_example "$example"
+        if [ -n "${TABLES_TEST_AZURITE_URL:-}" ]; then
+            step "example $example (Azurite)" run_example_on_azurite "$example"
+        else
+            record SKIP "example $example (Azurite)" 0
+        fi
     done <<<"$examples"
 else
     echo "no examples found in package $EXAMPLES_PACKAGE" >&2

@@ -28,6 +28,14 @@ pub struct Capabilities {
     /// DateTime filters compare at 100 ns precision. Azurite truncates to
     /// milliseconds.
     pub datetime_filter_precision_100ns: bool,
+    /// Entity operations find a table whatever the case of its name. Azurite compares
+    /// names case-insensitively only when creating a table.
+    pub table_names_case_insensitive_for_entities: bool,
+    /// A merge that would leave an entity with more than 252 properties is rejected.
+    /// (Only the service can check it: the result depends on the stored entity.)
+    pub enforces_property_count_on_merge: bool,
+    /// An `Edm.Double` of `-0.0` keeps its sign.
+    pub keeps_negative_zero: bool,
 }
 
 impl Capabilities {
@@ -38,6 +46,43 @@ impl Capabilities {
             enforces_same_partition_in_batch: true,
             strict_filter_typing: true,
             datetime_filter_precision_100ns: true,
+            table_names_case_insensitive_for_entities: true,
+            enforces_property_count_on_merge: true,
+            keeps_negative_zero: true,
+        }
+    }
+}
+
+impl Capabilities {
+    /// Azurite (the pinned emulator) behind the remote engine.
+    ///
+    /// The remote engine validates everything `tables-core` knows before sending, so
+    /// Azurite's missing checks (property count and size, batch partitions, ...) never
+    /// show. What remains are differences in how Azurite evaluates queries, each
+    /// with its source:
+    /// - filters compare values across Edm types (`n gt '30'` matches an Int32):
+    ///   Azurite's type-unaware query interpreter, protocol reference §9
+    ///   (`src/table/persistence/QueryInterpreter/*`), prior art §3.13 (Azurite #1192,
+    ///   #2342);
+    /// - DateTime filters compare at millisecond precision (JavaScript `Date`):
+    ///   protocol reference §9, Azurite #2069;
+    /// - table names are case-insensitive only on creation: Azurite PR #1405
+    ///   (<https://github.com/Azure/Azurite/pull/1405>) made `createTable` compare
+    ///   lowercased names, while entity operations look the table up by its exact
+    ///   name (observed on 3.35.0: `TableNotFound` for `T` after creating `t`);
+    /// - no property-count limit, so a merge past 252 properties succeeds: protocol
+    ///   reference §8, Azurite #1446;
+    /// - `-0.0` comes back as `0.0`: Azurite serialises with JavaScript's
+    ///   `JSON.stringify`, which writes negative zero as `0` (ECMA-262,
+    ///   Number::toString).
+    pub const fn azurite() -> Capabilities {
+        Capabilities {
+            strict_filter_typing: false,
+            datetime_filter_precision_100ns: false,
+            table_names_case_insensitive_for_entities: false,
+            enforces_property_count_on_merge: false,
+            keeps_negative_zero: false,
+            ..Capabilities::azure()
         }
     }
 }

@@ -30,23 +30,21 @@
 //!
 //! The first argument is evaluated inside each (async) test, once per scenario, and
 //! must produce a value whose type implements `Engine`; it may `.await`. The second
-//! is a [`Capabilities`] value.
+//! is a [`Capabilities`] value. With `optional:` before it, the first argument is an
+//! `Option` of an engine, and `None` ends the test early (it has already said why,
+//! as [`azurite::engine_or_skip`] does).
 //!
-//! # Adding the remote engine
+//! # The remote engine
 //!
-//! The remote engine joins with one more invocation, in a new test file such as
-//! `tests/tests/conformance_remote.rs`, without touching the scenarios:
+//! `tests/tests/conformance_azurite.rs` runs the same list against the remote engine
+//! on the run's Azurite, declaring Azurite's known differences from Azure as
+//! [`Capabilities`]:
 //!
 //! ```text
 //! mod azurite {
 //!     tables_tests::conformance_suite!(
-//!         remote_engine_for_tests().await, // e.g. RemoteEngine from a connection string
-//!         tables_tests::Capabilities {
-//!             // Azurite does not check these (protocol reference, §9):
-//!             strict_filter_typing: false,
-//!             datetime_filter_precision_100ns: false,
-//!             ..tables_tests::Capabilities::azure()
-//!         }
+//!         optional: tables_tests::azurite::engine_or_skip("conformance"),
+//!         tables_tests::Capabilities::azurite()
 //!     );
 //! }
 //! ```
@@ -55,14 +53,17 @@
 //! deletes its tables afterwards, so the whole suite can share one endpoint and run
 //! in parallel.
 
+pub mod azurite;
 pub mod batch;
 pub mod check;
 pub mod crud;
 pub mod etag;
+pub mod fake_server;
 pub mod filters;
 pub mod forward;
 mod harness;
 pub mod limits;
+pub mod namespaced;
 pub mod ordering;
 pub mod paging;
 pub mod read;
@@ -72,6 +73,7 @@ pub mod write_modes;
 
 pub use forward::{Forward, Forwarding};
 pub use harness::{Capabilities, Ctx};
+pub use namespaced::Namespaced;
 
 mod prelude {
     pub(crate) use crate::check::*;
@@ -109,9 +111,15 @@ pub mod __private {
 /// See the [crate documentation](crate) for an example.
 #[macro_export]
 macro_rules! conformance_suite {
+    (optional: $engine:expr, $capabilities:expr $(,)?) => {
+        $crate::__for_each_scenario!(__conformance_tests {
+            optional $engine,
+            $capabilities
+        });
+    };
     ($engine:expr, $capabilities:expr $(,)?) => {
         $crate::__for_each_scenario!(__conformance_tests {
-            $engine,
+            required $engine,
             $capabilities
         });
     };
@@ -120,12 +128,12 @@ macro_rules! conformance_suite {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __conformance_tests {
-    ($engine:expr, $capabilities:expr; $($module:ident :: $name:ident),* $(,)?) => {
+    ($presence:ident $engine:expr, $capabilities:expr; $($module:ident :: $name:ident),* $(,)?) => {
         $(
             #[tokio::test]
             async fn $name() {
                 let scenario = concat!(stringify!($module), "::", stringify!($name));
-                let engine = $engine;
+                let engine = $crate::__engine!($presence $engine, scenario);
                 let engine: &dyn $crate::__private::Engine = &engine;
                 let ctx = $crate::Ctx::new(scenario, $capabilities);
                 let outcome = $crate::__private::FutureExt::catch_unwind(
@@ -136,6 +144,20 @@ macro_rules! __conformance_tests {
                 $crate::__private::report(scenario, outcome);
             }
         )*
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __engine {
+    (required $engine:expr, $scenario:expr) => {
+        $engine
+    };
+    (optional $engine:expr, $scenario:expr) => {
+        match $engine {
+            ::std::option::Option::Some(engine) => engine,
+            ::std::option::Option::None => return,
+        }
     };
 }
 

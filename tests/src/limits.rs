@@ -42,7 +42,7 @@ pub async fn more_than_252_properties_are_rejected(engine: &dyn Engine, ctx: &Ct
 /// A merge that would leave more than 252 properties fails with
 /// `TooManyProperties` and leaves the entity unchanged.
 pub async fn merge_beyond_252_properties_is_rejected(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
-    if !ctx.capabilities().enforces_property_limits {
+    if !ctx.capabilities().enforces_property_count_on_merge {
         return Ok(());
     }
     let table = ctx.create_table(engine).await?;

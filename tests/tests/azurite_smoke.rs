@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const URL_VAR: &str = "TABLES_TEST_AZURITE_URL";
+use tables_tests::azurite::URL_VAR;
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where Azurite runs: from `http://127.0.0.1:<port>/<account>`.
@@ -45,28 +45,13 @@ fn parse_endpoint(url: &str) -> Result<Endpoint, String> {
     })
 }
 
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| matches!(v.as_str(), "true" | "TRUE" | "True" | "1" | "yes"))
-}
-
-/// The endpoint, or `None` (after a loud line on stderr) when the test must skip.
+/// The endpoint, or `None` (after a loud line on stderr) when the test must skip;
+/// a missing Azurite fails under CI ([`tables_tests::azurite::url_or_skip`]).
 fn endpoint_or_skip(test: &str) -> Option<Endpoint> {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.is_empty() => match parse_endpoint(&url) {
-            Ok(endpoint) => Some(endpoint),
-            Err(why) => panic!("{why}"),
-        },
-        _ => {
-            assert!(
-                !under_ci(),
-                "Azurite is required under CI: {URL_VAR} is not set. Run the suite with scripts/test.sh, which installs and starts the pinned Azurite"
-            );
-            eprintln!(
-                "SKIPPED: {test}: {URL_VAR} is not set, so Azurite is not running. \
-                 Run scripts/test.sh to install and start it; under CI=true this is a failure."
-            );
-            None
-        }
+    let url = tables_tests::azurite::url_or_skip(test)?;
+    match parse_endpoint(&url) {
+        Ok(endpoint) => Some(endpoint),
+        Err(why) => panic!("{why}"),
     }
 }
 

@@ -599,3 +599,29 @@ mod mem_page_size_1 {
         break_at_partition_boundaries: true,
     }));
 }
+
+/// The remote engine on the run's Azurite, each test in its own table namespace. The
+/// scenarios that inject faults or count calls need the mem engine's hooks and run
+/// on the mem configurations only.
+mod azurite {
+
+    macro_rules! skip_or_run {
+        ($($scenario:ident),* $(,)?) => {$(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $scenario() {
+                let test = concat!("typed_bulk::azurite::", stringify!($scenario));
+                let Some(service) = tables_tests::azurite::service_or_skip(test) else {
+                    return;
+                };
+                super::$scenario(service).await.unwrap();
+            }
+        )*};
+    }
+
+    skip_or_run!(
+        ten_thousand_items_chunk_at_100_operations,
+        chunk_sizes_follow_operation_counts,
+        a_failing_chunk_leaves_the_others_written,
+        upsert_moves_index_copies,
+    );
+}

@@ -210,6 +210,13 @@ macro_rules! on_engine {
             TableServiceClient::new($engine)
         }
 
+        on_service!();
+    };
+}
+
+/// The scenarios, each on a fresh `service()`.
+macro_rules! on_service {
+    () => {
         #[tokio::test]
         async fn names_per_period() {
             super::names_per_period(service()).await.unwrap();
@@ -243,4 +250,30 @@ mod mem_page_size_1 {
         page_size: 1,
         break_at_partition_boundaries: true,
     }));
+}
+
+/// The remote engine on the run's Azurite, each test in its own table namespace.
+mod azurite {
+    use super::*;
+
+    fn service_or_skip() -> Option<TableServiceClient> {
+        tables_tests::azurite::service_or_skip("typed_periodic::azurite")
+    }
+
+    macro_rules! skip_or_run {
+        ($($scenario:ident),* $(,)?) => {$(
+            #[tokio::test]
+            async fn $scenario() {
+                let Some(service) = service_or_skip() else { return };
+                super::$scenario(service).await.unwrap();
+            }
+        )*};
+    }
+
+    skip_or_run!(
+        names_per_period,
+        create_ahead,
+        existing_lists_the_family,
+        drop_older_than
+    );
 }

@@ -712,10 +712,29 @@ macro_rules! on_engine {
     };
 }
 
+/// The remote engine on the run's Azurite, each test in its own table namespace.
+macro_rules! on_azurite {
+    ($($scenario:ident),* $(,)?) => {
+        mod azurite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let test = concat!("typed_query::azurite::", stringify!($scenario));
+                    let Some(service) = tables_tests::azurite::service_or_skip(test) else {
+                        return;
+                    };
+                    super::$scenario(service).await.unwrap();
+                }
+            )*
+        }
+    };
+}
+
 macro_rules! scenarios {
     ($($scenario:ident),* $(,)?) => {
         on_engine!(mem_default: $($scenario),*);
         on_engine!(mem_page_size_1: $($scenario),*);
+        on_azurite!($($scenario),*);
     };
 }
 

@@ -706,7 +706,7 @@ async fn unions_keep_their_variants_indexes(service: TableServiceClient) -> Resu
     Ok(())
 }
 
-// ---- runners: every scenario on two engine configurations ----
+// ---- runners: every scenario on two mem configurations and on Azurite ----
 
 fn default_pages() -> TableServiceClient {
     TableServiceClient::new(MemEngine::new())
@@ -734,6 +734,19 @@ macro_rules! scenarios {
                 #[tokio::test]
                 async fn $name() {
                     super::$name(super::one_row_pages()).await.unwrap();
+                }
+            )*
+        }
+        /// The remote engine on the run's Azurite, each test in its own table namespace.
+        mod azurite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let test = concat!("typed_writes::azurite::", stringify!($name));
+                    let Some(service) = tables_tests::azurite::service_or_skip(test) else {
+                        return;
+                    };
+                    super::$name(service).await.unwrap();
                 }
             )*
         }
