@@ -13,17 +13,7 @@ use tables_core::{
     DateTime, DynamicEntity, ETag, EntityKey, ErrorKind, IfMatch, WriteOp, WriteOutcome,
 };
 
-fn config() -> ProptestConfig {
-    let cases = std::env::var("TABLES_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+mod support;
 
 /// What must hold for any input: `Ok` has one outcome per operation; a decode error
 /// carries no status; a batch index is always in range.
@@ -452,7 +442,7 @@ fn write_op() -> impl Strategy<Value = WriteOp> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(support::fuzz_config())]
 
     #[test]
     fn arbitrary_bytes_never_panic(

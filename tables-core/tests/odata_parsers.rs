@@ -12,18 +12,7 @@ use tables_core::odata::{
 };
 use tables_core::{DateTime, DynamicEntity, EntityKey, ErrorKind, Value};
 
-fn config() -> ProptestConfig {
-    let cases = std::env::var("TABLES_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    ProptestConfig {
-        cases,
-        // ChaCha dominates the run time of unoptimised builds; these are not crypto.
-        rng_algorithm: proptest::test_runner::RngAlgorithm::XorShift,
-        ..ProptestConfig::default()
-    }
-}
+mod support;
 
 /// A regex strategy, compiled once (a `&str` strategy compiles on every case).
 fn regex(pattern: &str) -> proptest::string::RegexGeneratorStrategy<String> {
@@ -288,7 +277,7 @@ fn parse_entity_path(path: &str, table: &str) -> Option<EntityKey> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(support::fuzz_config())]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {

@@ -581,7 +581,8 @@ fn encode_response(
     close: bool,
 ) -> bool {
     output.clear();
-    let _ = write!(output, "HTTP/1.1 {status} {}\r\n", reason_phrase(status));
+    // Clients ignore the reason phrase; one word keeps the status line valid.
+    let _ = write!(output, "HTTP/1.1 {status} Fake\r\n");
     let mut has_length = false;
     let mut close = close;
     for (name, value) in headers {
@@ -609,34 +610,6 @@ fn encode_response(
         output.extend_from_slice(body);
     }
     close
-}
-
-/// The reason phrase of a status (clients ignore it; it helps reading captures).
-fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        304 => "Not Modified",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        412 => "Precondition Failed",
-        413 => "Payload Too Large",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Status",
-    }
 }
 
 #[cfg(test)]
