@@ -1,9 +1,11 @@
 //! `tables-client`: the typed client of the `tables` SDK.
 //!
-//! It re-exports the core vocabulary, the derive macros (`#[derive(Entity)]`,
+//! It holds the typed client ([`TableServiceClient`], [`Table`], [`Query`],
+//! [`Transaction`], [`BulkWriter`]), the remote engine ([`remote::RemoteEngine`], for
+//! Azure Storage, the Cosmos DB Table API and Azurite) and [`PrefixedEngine`], and
+//! re-exports the core vocabulary, the derive macros (`#[derive(Entity)]`,
 //! `#[derive(EntityUnion)]`, `#[derive(Property)]`; their manual is
-//! [`entity_attributes`]) and (feature `mem`, on by default) the in-memory engine; the
-//! typed `Table<T>` and the remote engine arrive with their issues.
+//! [`entity_attributes`]) and (feature `mem`, on by default) the in-memory engine.
 //!
 //! ```
 //! use tables_client::{mem::MemEngine, DynamicEntity, Engine, QuerySpec};
@@ -25,6 +27,7 @@
 mod bulk;
 mod lookup;
 mod periodic;
+mod prefixed;
 mod query;
 pub mod remote;
 mod service;
@@ -35,6 +38,7 @@ mod write;
 
 pub use bulk::{BulkMode, BulkReport, BulkWriter, ChunkOutcome};
 pub use periodic::{Period, PeriodicTables};
+pub use prefixed::PrefixedEngine;
 pub use query::{PageToken, Query, TypedPage};
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};

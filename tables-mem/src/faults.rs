@@ -159,7 +159,8 @@ struct Armed {
 }
 
 /// The fault-injection controls and call counters of one engine (shared by its
-/// clones). Reach them with [`crate::MemEngine::faults`].
+/// clones). Reach them with [`crate::MemEngine::faults`], or, for any other engine
+/// (a remote one included), with [`crate::FaultInjector::faults`].
 ///
 /// ```
 /// use tables_core::{DynamicEntity, Engine, ErrorKind, WriteOp};
@@ -288,7 +289,7 @@ impl Faults {
                     let injected = |error: ErrorKind| {
                         Error::new(
                             error,
-                            format!("injected fault on {kind:?} call {call} (targeted call {}); remove it with MemEngine::faults().clear()", armed.seen),
+                            format!("injected fault on {kind:?} call {call} (targeted call {}); remove it with faults().clear()", armed.seen),
                         )
                     };
                     match armed.fault.action {

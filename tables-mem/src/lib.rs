@@ -28,7 +28,8 @@
 //! - **Concurrency.** Safe under many concurrent tasks: readers of a table run in
 //!   parallel, and no lock is held across an `.await`.
 //! - **Fault injection** ([`MemEngine::faults`]) fails or delays chosen calls, for
-//!   reliability tests of the layers above.
+//!   reliability tests of the layers above; [`FaultInjector`] gives any other engine
+//!   (the remote one on an emulator, say) the same controls.
 //!
 //! ```
 //! use tables_core::{col, DynamicEntity, Engine, EntityKey, QuerySpec, WriteOp};
@@ -63,6 +64,7 @@
 
 mod clock;
 mod faults;
+mod inject;
 mod key;
 mod page;
 mod store;
@@ -77,6 +79,7 @@ use tables_core::{
 };
 
 pub use faults::{CallKind, Fault, Faults};
+pub use inject::FaultInjector;
 
 use store::Store;
 

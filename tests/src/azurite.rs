@@ -7,9 +7,7 @@
 use std::sync::Arc;
 
 use tables_client::remote::{AccountKey, Credential, RemoteEngine};
-use tables_client::TableServiceClient;
-
-use crate::namespaced::Namespaced;
+use tables_client::{PrefixedEngine, TableServiceClient};
 
 /// The variable naming the Azurite account URL, e.g.
 /// `http://127.0.0.1:10002/devstoreaccount1`.
@@ -84,10 +82,10 @@ pub fn engine_or_skip(test: &str) -> Option<RemoteEngine> {
     url_or_skip(test).map(|url| engine(&url))
 }
 
-/// A typed client on the run's Azurite whose tables live in a namespace of their own
-/// ([`Namespaced`]), so tests that use fixed table names can share one Azurite and
-/// run in parallel; `None` when skipped.
+/// A typed client on the run's Azurite whose tables live under a prefix of their own
+/// ([`PrefixedEngine::unique`]), so tests that use fixed table names can share one
+/// Azurite and run in parallel; `None` when skipped.
 pub fn service_or_skip(test: &str) -> Option<TableServiceClient> {
     engine_or_skip(test)
-        .map(|engine| TableServiceClient::from_engine(Arc::new(Namespaced::new(engine))))
+        .map(|engine| TableServiceClient::from_engine(Arc::new(PrefixedEngine::unique(engine))))
 }

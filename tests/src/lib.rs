@@ -63,7 +63,6 @@ pub mod filters;
 pub mod forward;
 mod harness;
 pub mod limits;
-pub mod namespaced;
 pub mod ordering;
 pub mod paging;
 pub mod read;
@@ -73,7 +72,6 @@ pub mod write_modes;
 
 pub use forward::{Forward, Forwarding};
 pub use harness::{Capabilities, Ctx};
-pub use namespaced::Namespaced;
 
 mod prelude {
     pub(crate) use crate::check::*;

@@ -118,7 +118,23 @@ impl RemoteEngine {
     /// [`ErrorKind::InvalidInput`] for a malformed connection string (the message
     /// lists the accepted forms and never repeats a key or signature).
     pub fn builder_from_connection_string(connection_string: &str) -> Result<RemoteEngineBuilder> {
-        let parsed = ConnectionString::parse(connection_string)?;
+        Ok(RemoteEngine::builder_from(&ConnectionString::parse(
+            connection_string,
+        )?))
+    }
+
+    /// A builder preset from a parsed connection string (endpoint, account and
+    /// credential).
+    ///
+    /// ```
+    /// use tables_client::remote::{ConnectionString, RemoteEngine};
+    ///
+    /// let parsed: ConnectionString = "UseDevelopmentStorage=true".parse()?;
+    /// let engine = RemoteEngine::builder_from(&parsed).build()?;
+    /// assert_eq!(engine.endpoint(), parsed.endpoint());
+    /// # Ok::<(), tables_client::Error>(())
+    /// ```
+    pub fn builder_from(parsed: &ConnectionString) -> RemoteEngineBuilder {
         let mut builder =
             RemoteEngine::builder(parsed.endpoint()).credential(parsed.credential().clone());
         if let Some(account) = parsed.account_name() {
@@ -128,7 +144,7 @@ impl RemoteEngine {
             // The emulator speaks plain HTTP, also behind a proxy URI.
             builder = builder.allow_http();
         }
-        Ok(builder)
+        builder
     }
 
     /// An engine for the account a connection string names:
