@@ -21,12 +21,14 @@
 //! intermediate state (an employee that has left but is not archived yet): this is
 //! consistency in the end, not isolation.
 //!
-//! The crashes are simulated with the in-memory engine's fault injection.
+//! The crashes are simulated by fault injection in front of the engine
+//! ([`tables_examples::Example::faults`]), on the in-memory engine and on a remote one
+//! alike.
 #![allow(clippy::print_stdout)]
 
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{DateTime, Entity, ErrorKind, IfMatch, Table, TableServiceClient};
-use tables_examples::{count_of, ensure, error_kind, raw_rows, service_and_mem, BoxResult};
+use tables_examples::{count_of, ensure, error_kind, raw_rows, BoxResult, Example};
 
 const CURRENT: &str = "Current";
 const ARCHIVE: &str = "Archive";
@@ -124,7 +126,11 @@ fn show(id: u32, (current, departed, archived, intents): (bool, bool, bool, usiz
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let (service, mem) = service_and_mem();
+    tables_examples::run(archive_employee).await
+}
+
+async fn archive_employee(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let current: Table<Employee> = service.table(CURRENT);
     let departures: Table<Departure> = service.table(CURRENT);
     current.create_if_not_exists().await?;
@@ -149,14 +155,12 @@ async fn main() -> BoxResult<()> {
         "456 moved to the archive, no intent left",
     )?;
 
-    let Some(mem) = mem else {
-        println!("\nThis engine has no fault injection: the crash scenarios run on the in-memory engine only.");
-        return Ok(());
-    };
+    // The crashes below are injected in front of the engine, so they happen the
+    // same way in memory and on a remote endpoint.
+    let faults = example.faults();
 
     // 3. A failure *before* the transaction is applied: nothing happens at all.
-    mem.faults()
-        .inject(Fault::fail(ErrorKind::Timeout).on(CallKind::Batch).nth(1));
+    faults.inject(Fault::fail(ErrorKind::Timeout).on(CallKind::Batch).nth(1));
     let failed = archive(&service, 459, left_on).await;
     let s = state(&service, 459).await?;
     let failed = failed.err().and_then(|e| error_kind(e.as_ref()));
@@ -176,7 +180,7 @@ async fn main() -> BoxResult<()> {
     // 4. A crash right *after* the transaction commits (the response is lost, the
     //    process goes away): the employee has left Current, the departure and the
     //    intent are recorded, but the archive copy was never written.
-    mem.faults().inject(
+    faults.inject(
         Fault::fail_after_applying(ErrorKind::Timeout)
             .on(CallKind::Batch)
             .nth(1),
@@ -199,7 +203,7 @@ async fn main() -> BoxResult<()> {
 
     // 5. A crash in step 2, after the archive copy is written but before the intent
     //    is deleted: the single write to Archive is applied, then "the process dies".
-    mem.faults().inject(
+    faults.inject(
         Fault::fail_after_applying(ErrorKind::Timeout)
             .on(CallKind::Write)
             .nth(1),
@@ -220,7 +224,7 @@ async fn main() -> BoxResult<()> {
     )?;
     ensure(s458.3 == 2, "the intents of 457 and 458 are both pending")?;
     ensure(
-        mem.faults().fired() == 3 && mem.faults().pending() == 0,
+        faults.fired() == 3 && faults.pending() == 0,
         "each of the three injected faults fired once",
     )?;
 

@@ -14,7 +14,7 @@
 
 use tables_client::mem::CallKind;
 use tables_client::{Entity, EntityUnion, ErrorKind, IfMatch, Table, TableServiceClient};
-use tables_examples::{ensure, service_and_mem, BoxResult};
+use tables_examples::{ensure, BoxResult, Example};
 
 const TABLE: &str = "Company";
 
@@ -105,7 +105,11 @@ async fn read_back(service: &TableServiceClient) -> BoxResult<(i32, Vec<Employee
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let (service, mem) = service_and_mem();
+    tables_examples::run(department_employees).await
+}
+
+async fn department_employees(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let departments: Table<Department> = service.table(TABLE);
     departments.create_if_not_exists().await?;
 
@@ -198,7 +202,7 @@ async fn main() -> BoxResult<()> {
         department: "Marketing".into(),
         ..employee(300, "Ines")
     };
-    let batches_before = mem.as_ref().map(|m| m.faults().calls_of(CallKind::Batch));
+    let batches_before = example.faults().calls_of(CallKind::Batch);
     let invalid = service
         .transaction(TABLE, "Sales")
         .insert(&employee(301, "Tom"))
@@ -226,7 +230,7 @@ async fn main() -> BoxResult<()> {
         tom.is_none(),
         "nothing of a rejected transaction is written",
     )?;
-    let batches_after = mem.as_ref().map(|m| m.faults().calls_of(CallKind::Batch));
+    let batches_after = example.faults().calls_of(CallKind::Batch);
     ensure(
         batches_before == batches_after,
         "the invalid transaction never reached the engine",

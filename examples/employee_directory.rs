@@ -17,7 +17,7 @@
 #![allow(clippy::print_stdout)]
 
 use tables_client::{Entity, IfMatch, Table};
-use tables_examples::{count_of, ensure, raw_rows, service, BoxResult};
+use tables_examples::{count_of, ensure, raw_rows, BoxResult, Example};
 
 const TABLE: &str = "Employees";
 
@@ -80,7 +80,11 @@ fn ids(employees: &[Employee]) -> Vec<u32> {
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let service = service();
+    tables_examples::run(employee_directory).await
+}
+
+async fn employee_directory(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let employees: Table<Employee> = service.table(TABLE);
 
     // 1. Create the table and insert: each insert writes the employee and its

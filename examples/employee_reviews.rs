@@ -12,7 +12,7 @@
 #![allow(clippy::print_stdout)]
 
 use tables_client::{BulkMode, Entity, Table};
-use tables_examples::{ensure, service, BoxResult};
+use tables_examples::{ensure, BoxResult, Example};
 
 const TABLE: &str = "Reviews";
 
@@ -63,7 +63,11 @@ fn years(reviews: &[EmployeeReview]) -> Vec<u16> {
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let service = service();
+    tables_examples::run(employee_reviews).await
+}
+
+async fn employee_reviews(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let reviews: Table<EmployeeReview> = service.table(TABLE);
     reviews.create_if_not_exists().await?;
 

@@ -12,7 +12,7 @@
 #![allow(clippy::print_stdout)]
 
 use tables_client::{DateTime, Entity, Table};
-use tables_examples::{ensure, service, BoxResult};
+use tables_examples::{ensure, BoxResult, Example};
 
 const TABLE: &str = "Expenses";
 const EMPLOYEE: &str = "000123";
@@ -59,7 +59,11 @@ fn when(t: DateTime) -> String {
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let service = service();
+    tables_examples::run(expense_log_tail).await
+}
+
+async fn expense_log_tail(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let expenses: Table<Expense> = service.table(TABLE);
     expenses.create_if_not_exists().await?;
 

@@ -14,7 +14,7 @@
 #![allow(clippy::print_stdout)]
 
 use tables_client::{Entity, IfMatch, Table, Value};
-use tables_examples::{ensure, service, BoxResult};
+use tables_examples::{ensure, BoxResult, Example};
 
 const TABLE: &str = "Staff";
 
@@ -51,7 +51,11 @@ async fn named(employees: &Table<Employee>, last: &str) -> BoxResult<Vec<u32>> {
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let service = service();
+    tables_examples::run(last_name_index).await
+}
+
+async fn last_name_index(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let employees: Table<Employee> = service.table(TABLE);
     employees.create_if_not_exists().await?;
 

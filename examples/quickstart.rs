@@ -1,4 +1,5 @@
-//! Quickstart: the core operations of the `tables` SDK, on the in-memory engine.
+//! Quickstart: the core operations of the `tables` SDK, on the in-memory engine (or,
+//! with `TABLES_CONNECTION_STRING` set, on that endpoint).
 //!
 //! ```text
 //! cargo run --example quickstart
@@ -11,7 +12,7 @@
 #![allow(clippy::print_stdout)]
 
 use tables_client::{DateTime, Entity, ErrorKind, IfMatch, PageToken, Table};
-use tables_examples::{ensure, service, BoxResult};
+use tables_examples::{ensure, BoxResult, Example};
 
 const TABLE: &str = "Employees";
 
@@ -68,7 +69,11 @@ fn name_of(e: &Employee) -> String {
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let service = service();
+    tables_examples::run(quickstart).await
+}
+
+async fn quickstart(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let employees: Table<Employee> = service.table(TABLE);
 
     // 1. A table, and employees in two partitions (one per department).

@@ -12,7 +12,7 @@
 #![allow(clippy::print_stdout)]
 
 use tables_client::{DateTime, Entity, ErrorKind, Period, PeriodicTables};
-use tables_examples::{ensure, service, BoxResult};
+use tables_examples::{ensure, BoxResult, Example};
 
 const PREFIX: &str = "SignIns";
 /// Ticks (100 ns) in an hour.
@@ -57,7 +57,11 @@ fn sign_ins_of(d: u32) -> BoxResult<Vec<SignIn>> {
 
 #[tokio::main]
 async fn main() -> BoxResult<()> {
-    let service = service();
+    tables_examples::run(signin_per_day).await
+}
+
+async fn signin_per_day(example: Example) -> BoxResult<()> {
+    let service = example.service();
     let days = PeriodicTables::new(&service, PREFIX, Period::Day)?;
 
     // 1. Create the tables of March 1 to 7 ahead of time.

@@ -2,29 +2,38 @@
 //!
 //! Every example runs on the bundled in-memory engine by default, so
 //! `cargo run --example <name>` needs no account, emulator or network. Setting
-//! [`CONNECTION_STRING_VAR`] asks for a remote endpoint instead; until the remote
-//! engine lands, the examples say so and run on the in-memory engine anyway.
+//! [`CONNECTION_STRING_VAR`] to a connection string runs it on that endpoint instead
+//! (Azure Storage, the Cosmos DB Table API or Azurite): its tables then get a prefix
+//! unique to the run ([`PrefixedEngine::unique`]) and are deleted when it ends, so
+//! runs never collide with each other or with the account's own tables.
 //!
-//! Each example gets its client from [`service`] (or [`service_and_mem`] when it
-//! injects faults), checks what it shows with [`ensure`], and exits non-zero when a
-//! check fails, so running every example is a test.
+//! An example's `main` hands its body to [`run`], which picks the engine, prints
+//! which one it is, and cleans up. The body gets an [`Example`]: the client, and
+//! fault-injection controls that work on every engine ([`FaultInjector`]), for
+//! examples that simulate crashes. It checks what it shows with [`ensure`], and the
+//! program exits non-zero when a check fails, so running every example is a test.
 //!
 //! ```
 //! use tables_examples::EngineChoice;
 //!
-//! assert_eq!(EngineChoice::from_connection_string(None), EngineChoice::Mem);
-//! assert_eq!(
-//!     EngineChoice::from_connection_string(Some("UseDevelopmentStorage=true")),
-//!     EngineChoice::MemInsteadOfRemote
-//! );
+//! assert!(matches!(EngineChoice::from_connection_string(None)?, EngineChoice::Mem));
+//! let azurite = EngineChoice::from_connection_string(Some("UseDevelopmentStorage=true"))?;
+//! assert!(matches!(azurite, EngineChoice::Remote(_)));
+//! // What it prints never includes the account key.
+//! assert!(azurite.describe().contains("http://127.0.0.1:10002/devstoreaccount1"));
+//! # Ok::<(), tables_client::Error>(())
 //! ```
 
 use std::error::Error as StdError;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 
-use tables_client::mem::MemEngine;
-use tables_client::{DynamicEntity, Engine, ErrorKind, QuerySpec, TableServiceClient, Value};
+use tables_client::mem::{FaultInjector, Faults, MemEngine};
+use tables_client::remote::{ConnectionString, RemoteEngine};
+use tables_client::{
+    DynamicEntity, Engine, ErrorKind, PrefixedEngine, QuerySpec, TableServiceClient, Value,
+};
 
 /// The environment variable that points the examples at a remote endpoint (an
 /// Azure Storage or Azurite connection string).
@@ -35,81 +44,193 @@ pub const CONNECTION_STRING_VAR: &str = "TABLES_CONNECTION_STRING";
 pub type BoxResult<T> = Result<T, Box<dyn StdError>>;
 
 /// The engine an example runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum EngineChoice {
     /// The in-memory engine: no connection string was given.
     Mem,
-    /// A connection string was given, but the remote engine is not available yet:
-    /// the example runs on the in-memory engine instead.
-    MemInsteadOfRemote,
+    /// The remote endpoint a connection string names. Its `Debug` output never shows
+    /// the key or signature.
+    Remote(Box<ConnectionString>),
 }
 
 impl EngineChoice {
     /// The choice for a connection string (`None` or blank: none given).
-    pub fn from_connection_string(connection_string: Option<&str>) -> EngineChoice {
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] for a malformed connection string.
+    pub fn from_connection_string(
+        connection_string: Option<&str>,
+    ) -> tables_client::Result<EngineChoice> {
         match connection_string {
-            Some(s) if !s.trim().is_empty() => EngineChoice::MemInsteadOfRemote,
-            _ => EngineChoice::Mem,
+            Some(s) if !s.trim().is_empty() => Ok(EngineChoice::Remote(Box::new(s.trim().parse()?))),
+            _ => Ok(EngineChoice::Mem),
         }
     }
 
     /// The choice for this process, from [`CONNECTION_STRING_VAR`].
-    pub fn from_env() -> EngineChoice {
-        let value = std::env::var_os(CONNECTION_STRING_VAR);
-        // A value that is not UTF-8 is still a request for a remote endpoint.
-        let text = value.as_ref().map(|v| v.to_string_lossy());
-        EngineChoice::from_connection_string(text.as_deref())
-    }
-
-    /// One line for the user saying which engine runs and why.
-    pub fn describe(self) -> &'static str {
-        match self {
-            EngineChoice::Mem => {
-                "Engine: in-memory (set TABLES_CONNECTION_STRING to ask for a remote endpoint)."
-            }
-            EngineChoice::MemInsteadOfRemote => {
-                "Engine: in-memory. TABLES_CONNECTION_STRING is set, but the remote engine \
-                 is not available yet in this version of the SDK, so this example runs on \
-                 the in-memory engine instead."
-            }
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] for a malformed connection string, or one that is
+    /// not UTF-8.
+    pub fn from_env() -> tables_client::Result<EngineChoice> {
+        match std::env::var_os(CONNECTION_STRING_VAR) {
+            None => Ok(EngineChoice::Mem),
+            Some(value) => match value.to_str() {
+                Some(text) => EngineChoice::from_connection_string(Some(text)),
+                None => Err(tables_client::Error::new(
+                    ErrorKind::InvalidInput,
+                    format!("{CONNECTION_STRING_VAR} is not valid UTF-8"),
+                )),
+            },
         }
     }
 
-    /// A new, empty engine for this choice.
-    pub fn open(self) -> Arc<dyn Engine> {
-        let (service, _) = self.open_service();
-        Arc::clone(service.engine())
+    /// One line for the user saying which engine runs (never a secret).
+    pub fn describe(&self) -> String {
+        match self {
+            EngineChoice::Mem => String::from(
+                "Engine: in-memory (set TABLES_CONNECTION_STRING to run on a remote endpoint).",
+            ),
+            EngineChoice::Remote(connection) => format!(
+                "Engine: remote, {} (from TABLES_CONNECTION_STRING).",
+                connection.endpoint()
+            ),
+        }
     }
 
-    /// A typed client over a new, empty engine for this choice, and the in-memory
-    /// engine behind it when there is one (its fault injection simulates crashes).
-    pub fn open_service(self) -> (TableServiceClient, Option<MemEngine>) {
+    /// A new engine for this choice: a fresh in-memory engine, or the remote endpoint
+    /// with every table under a prefix unique to this call.
+    ///
+    /// # Errors
+    ///
+    /// The remote engine's set-up errors (an endpoint it refuses, say).
+    pub fn open(&self) -> tables_client::Result<Opened> {
         match self {
-            EngineChoice::Mem | EngineChoice::MemInsteadOfRemote => {
-                // Clones of a MemEngine share one store: the client and the caller
-                // see the same tables and the same fault controls.
-                let engine = MemEngine::new();
-                (TableServiceClient::new(engine.clone()), Some(engine))
+            EngineChoice::Mem => Ok(Opened {
+                engine: Arc::new(MemEngine::new()),
+                scratch: None,
+            }),
+            EngineChoice::Remote(connection) => {
+                let remote = RemoteEngine::builder_from(connection).build()?;
+                let scratch = Arc::new(PrefixedEngine::unique(remote));
+                Ok(Opened {
+                    engine: Arc::clone(&scratch) as Arc<dyn Engine>,
+                    scratch: Some(scratch),
+                })
             }
         }
     }
 }
 
-/// The client an example runs on, after printing which engine that is: in memory by
-/// default; with [`CONNECTION_STRING_VAR`] set, the remote endpoint (for now: the
-/// in-memory engine, saying so).
-pub fn service() -> TableServiceClient {
-    service_and_mem().0
+/// An engine opened by [`EngineChoice::open`].
+#[derive(Debug)]
+pub struct Opened {
+    /// The engine to run on.
+    pub engine: Arc<dyn Engine>,
+    /// On a remote endpoint, the prefix that holds this run's tables.
+    pub scratch: Option<Arc<PrefixedEngine<RemoteEngine>>>,
 }
 
-/// As [`service`], plus the in-memory engine behind the client when it runs in
-/// memory, for examples that simulate crashes with its fault injection
-/// ([`MemEngine::faults`]). `None` on a remote endpoint.
-#[allow(clippy::print_stdout)] // an example's first line of output
-pub fn service_and_mem() -> (TableServiceClient, Option<MemEngine>) {
-    let choice = EngineChoice::from_env();
+impl Opened {
+    /// Deletes this run's tables on a remote endpoint (nothing to do in memory), and
+    /// says how many there were.
+    ///
+    /// # Errors
+    ///
+    /// The engine's error if a table cannot be listed or deleted.
+    pub async fn clean_up(&self) -> tables_client::Result<usize> {
+        match &self.scratch {
+            Some(scratch) => Ok(scratch.delete_all_tables().await?.len()),
+            None => Ok(0),
+        }
+    }
+}
+
+/// What an example body is given: the client to run on, and fault-injection
+/// controls in front of the engine (on every engine, the remote one included).
+#[derive(Debug, Clone)]
+pub struct Example {
+    service: TableServiceClient,
+    injector: FaultInjector<Arc<dyn Engine>>,
+}
+
+impl Example {
+    /// An example over `engine`, with no faults armed.
+    pub fn new(engine: Arc<dyn Engine>) -> Example {
+        let injector = FaultInjector::new(engine);
+        Example {
+            service: TableServiceClient::new(injector.clone()),
+            injector,
+        }
+    }
+
+    /// The client the example runs on.
+    pub fn service(&self) -> TableServiceClient {
+        self.service.clone()
+    }
+
+    /// The fault-injection controls and call counters of the client's engine: an
+    /// injected fault makes a call fail before it is sent, or after it was applied
+    /// (a lost answer, a crash).
+    pub fn faults(&self) -> &Faults {
+        self.injector.faults()
+    }
+}
+
+/// Runs an example's body on the engine [`CONNECTION_STRING_VAR`] chooses, after
+/// printing which one it is, then deletes the run's tables on a remote endpoint
+/// (whether the body succeeded or not).
+///
+/// ```no_run
+/// use tables_examples::{run, BoxResult, Example};
+///
+/// async fn body(example: Example) -> BoxResult<()> {
+///     let service = example.service();
+///     service.create_table("Notes").await?;
+///     Ok(())
+/// }
+///
+/// #[tokio::main]
+/// async fn main() -> BoxResult<()> {
+///     run(body).await
+/// }
+/// ```
+///
+/// # Errors
+///
+/// The body's error; else a malformed connection string or a failed clean-up.
+#[allow(clippy::print_stdout)] // an example's first and last lines of output
+pub async fn run<F, Fut>(body: F) -> BoxResult<()>
+where
+    F: FnOnce(Example) -> Fut,
+    Fut: Future<Output = BoxResult<()>>,
+{
+    let choice = EngineChoice::from_env()?;
     println!("{}", choice.describe());
-    choice.open_service()
+    let opened = choice.open()?;
+    if let Some(scratch) = &opened.scratch {
+        println!(
+            "This run's tables carry the prefix {} and are deleted when it ends.",
+            scratch.prefix()
+        );
+    }
+    let outcome = body(Example::new(Arc::clone(&opened.engine))).await;
+    let cleaned = opened.clean_up().await;
+    match (&outcome, cleaned) {
+        (_, Ok(0)) => {}
+        (_, Ok(n)) => println!(
+            "
+Deleted the run's {n} table(s)."
+        ),
+        (Ok(()), Err(e)) => return Err(e.into()),
+        (Err(_), Err(e)) => println!(
+            "
+Could not delete the run's tables: {e}"
+        ),
+    }
+    outcome
 }
 
 /// A claim an example makes that turned out false.
@@ -216,52 +337,78 @@ mod readme {}
 mod tests {
     use super::*;
 
+    const DEV: &str = "UseDevelopmentStorage=true";
+
     #[test]
-    fn a_connection_string_asks_for_remote_and_falls_back_to_mem() {
-        assert_eq!(
-            EngineChoice::from_connection_string(None),
+    fn a_connection_string_chooses_the_remote_engine() {
+        assert!(matches!(
+            EngineChoice::from_connection_string(None).unwrap(),
             EngineChoice::Mem
-        );
-        assert_eq!(
-            EngineChoice::from_connection_string(Some("  ")),
+        ));
+        assert!(matches!(
+            EngineChoice::from_connection_string(Some("  ")).unwrap(),
             EngineChoice::Mem
-        );
-        assert_eq!(
-            EngineChoice::from_connection_string(Some(
-                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=a2V5"
-            )),
-            EngineChoice::MemInsteadOfRemote
-        );
-        assert_ne!(
-            EngineChoice::Mem.describe(),
-            EngineChoice::MemInsteadOfRemote.describe()
-        );
+        ));
+        let remote = EngineChoice::from_connection_string(Some(
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5",
+        ))
+        .unwrap();
+        assert!(remote
+            .describe()
+            .contains("https://acct.table.core.windows.net"));
+        assert!(!remote.describe().contains("a2V5"));
+        assert!(!format!("{remote:?}").contains("a2V5"));
+        let err = EngineChoice::from_connection_string(Some("nonsense")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
     }
 
     #[tokio::test]
-    async fn every_choice_opens_a_fresh_working_engine() {
-        for choice in [EngineChoice::Mem, EngineChoice::MemInsteadOfRemote] {
-            let engine = choice.open();
-            engine.create_table("Fresh").await.unwrap();
-            // A second engine does not share the first one's tables.
-            choice.open().create_table("Fresh").await.unwrap();
-        }
-    }
-
-    #[tokio::test]
-    async fn the_client_and_the_mem_handle_share_one_store() {
-        let (service, mem) = EngineChoice::Mem.open_service();
-        let mem = mem.unwrap();
-        service.create_table("Shared").await.unwrap();
-        mem.create_table("Other").await.unwrap();
-        assert_eq!(service.list_tables().await.unwrap(), ["Other", "Shared"]);
-        let row = DynamicEntity::new("p", "r").with("EntityType", "Note");
-        mem.write("Shared", &tables_client::WriteOp::Insert(row))
+    async fn every_mem_open_is_a_fresh_engine() {
+        let choice = EngineChoice::Mem;
+        let engine = choice.open().unwrap().engine;
+        engine.create_table("Fresh").await.unwrap();
+        // A second engine does not share the first one's tables.
+        choice
+            .open()
+            .unwrap()
+            .engine
+            .create_table("Fresh")
             .await
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn remote_opens_are_prefixed_and_nothing_is_sent_until_used() {
+        let choice = EngineChoice::from_connection_string(Some(DEV)).unwrap();
+        let a = choice.open().unwrap();
+        let b = choice.open().unwrap();
+        let (a, b) = (a.scratch.unwrap(), b.scratch.unwrap());
+        assert_ne!(a.prefix(), b.prefix());
+        assert_eq!(
+            a.inner().endpoint(),
+            "http://127.0.0.1:10002/devstoreaccount1"
+        );
+    }
+
+    #[tokio::test]
+    async fn faults_sit_in_front_of_the_engine() {
+        let example = Example::new(Arc::new(MemEngine::new()));
+        let service = example.service();
+        service.create_table("Shared").await.unwrap();
+        example.faults().inject(
+            tables_client::mem::Fault::fail(ErrorKind::Timeout)
+                .on(tables_client::mem::CallKind::Write)
+                .nth(1),
+        );
+        let row = DynamicEntity::new("p", "r").with("EntityType", "Note");
+        let insert = tables_client::WriteOp::Insert(row);
+        let err = service.engine().write("Shared", &insert).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout);
+        service.engine().write("Shared", &insert).await.unwrap();
         let rows = raw_rows(&service, "Shared").await.unwrap();
         assert_eq!(count_of(&rows, "Note"), 1);
         assert_eq!(entity_type(&DynamicEntity::new("p", "r")), "-");
+        assert_eq!(example.faults().fired(), 1);
     }
 
     #[test]
