@@ -82,10 +82,14 @@ pub fn engine_or_skip(test: &str) -> Option<RemoteEngine> {
     url_or_skip(test).map(|url| engine(&url))
 }
 
-/// A typed client on the run's Azurite whose tables live under a prefix of their own
-/// ([`PrefixedEngine::unique`]), so tests that use fixed table names can share one
-/// Azurite and run in parallel; `None` when skipped.
+/// A remote engine on the run's Azurite whose tables live under a prefix of their
+/// own ([`PrefixedEngine::unique`]), so tests that use fixed table names can share
+/// one Azurite and run in parallel; `None` when skipped.
+pub fn prefixed_engine_or_skip(test: &str) -> Option<PrefixedEngine<RemoteEngine>> {
+    engine_or_skip(test).map(PrefixedEngine::unique)
+}
+
+/// A typed client over [`prefixed_engine_or_skip`]; `None` when skipped.
 pub fn service_or_skip(test: &str) -> Option<TableServiceClient> {
-    engine_or_skip(test)
-        .map(|engine| TableServiceClient::from_engine(Arc::new(PrefixedEngine::unique(engine))))
+    prefixed_engine_or_skip(test).map(|engine| TableServiceClient::from_engine(Arc::new(engine)))
 }

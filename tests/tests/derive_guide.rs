@@ -1,10 +1,10 @@
-//! The design guide's examples, stated with `#[derive(Entity)]` and run on the mem
-//! engine through the raw `Engine` trait (the typed client builds on exactly this).
+//! The design guide's examples, stated with `#[derive(Entity)]` and run through the
+//! raw `Engine` trait (the typed client builds on exactly this), on the mem engine
+//! and on the remote engine against the run's Azurite.
 
 #![allow(clippy::unwrap_used)] // test helpers build known-good values
 
 use serde::{Deserialize, Serialize};
-use tables_client::mem::MemEngine;
 use tables_client::model::{row_role, IndexKind, RowRole};
 use tables_client::{
     DateTime, DynamicEntity, Engine, Entity, EntityKey, EntityUnion, ErrorKind, Filter, QuerySpec,
@@ -236,9 +236,7 @@ fn employee_indexes_are_described_and_produced() {
     );
 }
 
-#[tokio::test]
-async fn email_index_is_written_with_the_primary_and_found_by_point_query() {
-    let engine = MemEngine::new();
+async fn email_index_is_written_with_the_primary_and_found_by_point_query(engine: &dyn Engine) {
     engine.create_table("Employees").await.unwrap();
     let e = jones();
     let primary = e.to_entity().unwrap();
@@ -263,7 +261,7 @@ async fn email_index_is_written_with_the_primary_and_found_by_point_query() {
     let spec = QuerySpec::new().filter(
         Filter::partition_key("Sales") & tables_client::col("EntityType").eq(Employee::KIND),
     );
-    let rows = query_all(&engine, "Employees", &spec).await.unwrap();
+    let rows = query_all(engine, "Employees", &spec).await.unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(Employee::from_entity(rows[0].clone()).unwrap(), e);
 }
@@ -329,9 +327,7 @@ struct EmployeeReview {
     comments: String,
 }
 
-#[tokio::test]
-async fn reviews_of_one_employee_by_compound_key() {
-    let engine = MemEngine::new();
+async fn reviews_of_one_employee_by_compound_key(engine: &dyn Engine) {
     engine.create_table("Reviews").await.unwrap();
     for (id, year) in [(122, 2013), (123, 2012), (123, 2013), (124, 2012)] {
         let review = EmployeeReview {
@@ -359,7 +355,7 @@ async fn reviews_of_one_employee_by_compound_key() {
     let spec = QuerySpec::new()
         .filter(Filter::partition_key("Sales") & range.row_key_filter())
         .select([EmployeeReview::RATING.name()]);
-    let rows = query_all(&engine, "Reviews", &spec).await.unwrap();
+    let rows = query_all(engine, "Reviews", &spec).await.unwrap();
     let years: Vec<u16> = rows
         .iter()
         .map(|r| r.row_key[13..].parse().unwrap())
@@ -383,9 +379,7 @@ struct Expense {
     amount: f64,
 }
 
-#[tokio::test]
-async fn expense_log_tail_returns_the_newest_ten_first() {
-    let engine = MemEngine::new();
+async fn expense_log_tail_returns_the_newest_ten_first(engine: &dyn Engine) {
     engine.create_table("Expenses").await.unwrap();
     let start = DateTime::from_ymd_hms(2024, 1, 1, 0, 0, 0).unwrap();
     let mut written = Vec::new();
@@ -420,7 +414,7 @@ async fn expense_log_tail_returns_the_newest_ten_first() {
     let day = |d| DateTime::from_ymd_hms(2024, 1, d, 0, 0, 0).unwrap();
     let range = Expense::submitted_range(day(1)..day(2)).unwrap();
     let spec = QuerySpec::new().filter(Filter::partition_key("000123") & range.row_key_filter());
-    let rows = query_all(&engine, "Expenses", &spec).await.unwrap();
+    let rows = query_all(engine, "Expenses", &spec).await.unwrap();
     assert_eq!(rows.len(), 24, "one per hour of the first day");
 }
 
@@ -446,9 +440,7 @@ enum SalesPartition {
     Other(DynamicEntity),
 }
 
-#[tokio::test]
-async fn department_and_employees_in_one_partition_decode_through_a_union() {
-    let engine = MemEngine::new();
+async fn department_and_employees_in_one_partition_decode_through_a_union(engine: &dyn Engine) {
     engine.create_table("Employees").await.unwrap();
     let dept = Department {
         name: "Sales".into(),
@@ -473,7 +465,7 @@ async fn department_and_employees_in_one_partition_decode_through_a_union() {
     engine.submit_batch("Employees", &ops).await.unwrap();
 
     let rows = query_all(
-        &engine,
+        engine,
         "Employees",
         &QuerySpec::new().filter(Filter::partition_key("Sales")),
     )
@@ -509,3 +501,35 @@ async fn department_and_employees_in_one_partition_decode_through_a_union() {
     assert_eq!(kinds, ["Employee", "Department"]);
     assert_eq!(SalesPartition::from(dept).kind(), Some("Department"));
 }
+
+/// One test per scenario and engine: `mem::<name>` and `azurite::<name>`.
+macro_rules! on_every_engine {
+    ($($name:ident),* $(,)?) => {
+        mod mem {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(&tables_client::mem::MemEngine::new()).await;
+                }
+            )*
+        }
+        mod azurite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let test = concat!("derive_guide::azurite::", stringify!($name));
+                    if let Some(engine) = tables_tests::azurite::prefixed_engine_or_skip(test) {
+                        super::$name(&engine).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_every_engine!(
+    email_index_is_written_with_the_primary_and_found_by_point_query,
+    reviews_of_one_employee_by_compound_key,
+    expense_log_tail_returns_the_newest_ten_first,
+    department_and_employees_in_one_partition_decode_through_a_union,
+);

@@ -2,6 +2,10 @@
 //! after the engine applied it), `reconcile()` leaves exactly the index rows the
 //! primaries imply; concurrent writers never lose an index entity member.
 //!
+//! Every test runs on the in-memory engine and on the remote engine against the
+//! run's Azurite: the faults are injected in front of the engine
+//! ([`FaultInjector`]), so a "crash after applying" really lands on the service.
+//!
 //! - a crash matrix: every engine call of every multi-row write (insert, replace
 //!   and upsert-merge moving indexed fields, delete, a mixed transaction) fails in
 //!   turn, four ways;
@@ -15,19 +19,67 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
 use support::{check, create_tables, employee, intents, Employee, BY_CITY, STAFF};
-use tables_client::mem::{CallKind, Fault, MemEngine};
+use tables_client::mem::{CallKind, Fault, FaultInjector, MemEngine};
+use tables_client::remote::RemoteEngine;
 use tables_client::{
-    DynamicEntity, Entity, EntityKey, ErrorKind, IfMatch, Result, TableServiceClient,
+    DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, PrefixedEngine, Result,
+    TableServiceClient,
 };
 
-fn fresh() -> (MemEngine, TableServiceClient) {
-    let engine = MemEngine::new();
-    let service = TableServiceClient::new(engine.clone());
-    (engine, service)
+/// Where a test runs.
+#[derive(Debug, Clone)]
+enum Backend {
+    /// A fresh in-memory engine per fixture.
+    Mem,
+    /// The run's Azurite (its account URL), a fresh table prefix per fixture.
+    Azurite(String),
+}
+
+impl Backend {
+    /// The run's Azurite, or `None` after a loud SKIPPED line (a failure under CI).
+    fn azurite(test: &str) -> Option<Backend> {
+        tables_tests::azurite::url_or_skip(test).map(Backend::Azurite)
+    }
+
+    /// Empty tables behind a fault injector, and a client over it.
+    fn fresh(&self) -> Fixture {
+        let (base, scratch): (Arc<dyn Engine>, _) = match self {
+            Backend::Mem => (Arc::new(MemEngine::new()), None),
+            Backend::Azurite(url) => {
+                let scratch = Arc::new(PrefixedEngine::unique(tables_tests::azurite::engine(url)));
+                (Arc::clone(&scratch) as Arc<dyn Engine>, Some(scratch))
+            }
+        };
+        let engine = FaultInjector::new(base);
+        let service = TableServiceClient::new(engine.clone());
+        Fixture {
+            engine,
+            service,
+            scratch,
+        }
+    }
+}
+
+/// One test's engine (faults in front), client, and the tables to drop afterwards.
+struct Fixture {
+    engine: FaultInjector<Arc<dyn Engine>>,
+    service: TableServiceClient,
+    scratch: Option<Arc<PrefixedEngine<RemoteEngine>>>,
+}
+
+impl Fixture {
+    /// Drops the fixture's tables on a shared endpoint (nothing to do in memory).
+    async fn drop_tables(self) {
+        if let Some(scratch) = self.scratch {
+            scratch.delete_all_tables().await.unwrap();
+        }
+    }
 }
 
 /// The primaries as comparable values.
@@ -89,25 +141,28 @@ fn faults(n: u64) -> [Fault; 4] {
     ]
 }
 
-async fn crash_at_every_step(write: Write) {
+async fn crash_at_every_step(backend: &Backend, write: Write) {
     // A clean run: how many engine calls the write makes, and the states before
     // and after it.
-    let (engine, service) = fresh();
-    setup(&service).await.unwrap();
-    let before = values(&check::<Employee>(&engine, STAFF).await.unwrap());
+    let clean = backend.fresh();
+    let (engine, service) = (&clean.engine, &clean.service);
+    setup(service).await.unwrap();
+    let before = values(&check::<Employee>(engine, STAFF).await.unwrap());
     let calls = engine.faults().calls();
-    perform(&service, write).await.unwrap();
+    perform(service, write).await.unwrap();
     let steps = engine.faults().calls() - calls;
-    let after = values(&check::<Employee>(&engine, STAFF).await.unwrap());
+    let after = values(&check::<Employee>(engine, STAFF).await.unwrap());
     assert!(steps >= 4, "{write:?} makes {steps} calls");
+    clean.drop_tables().await;
 
     let mut failed = 0;
     for n in 1..=steps {
         for fault in faults(n) {
-            let (engine, service) = fresh();
-            setup(&service).await.unwrap();
+            let fixture = backend.fresh();
+            let (engine, service) = (&fixture.engine, &fixture.service);
+            setup(service).await.unwrap();
             engine.faults().inject(fault.clone());
-            let outcome = perform(&service, write).await;
+            let outcome = perform(service, write).await;
             engine.faults().clear();
             failed += usize::from(outcome.is_err());
             let report = service
@@ -115,14 +170,15 @@ async fn crash_at_every_step(write: Write) {
                 .reconcile()
                 .await
                 .unwrap_or_else(|e| panic!("{write:?}, {fault:?}: reconcile failed: {e:?}"));
-            let primaries = check::<Employee>(&engine, STAFF).await.unwrap();
+            let primaries = check::<Employee>(engine, STAFF).await.unwrap();
             let state = values(&primaries);
             assert!(
                 state == before || state == after,
                 "{write:?}, {fault:?}: the primaries are neither before nor after the write"
             );
             assert!(report.intents_found <= 1, "{report:?}");
-            assert_eq!(intents(&engine, STAFF).await.unwrap(), 0);
+            assert_eq!(intents(engine, STAFF).await.unwrap(), 0);
+            fixture.drop_tables().await;
         }
     }
     assert!(
@@ -131,29 +187,24 @@ async fn crash_at_every_step(write: Write) {
     );
 }
 
-#[tokio::test]
-async fn crash_during_insert() {
-    crash_at_every_step(Write::Insert).await;
+async fn crash_during_insert(backend: Backend) {
+    crash_at_every_step(&backend, Write::Insert).await;
 }
 
-#[tokio::test]
-async fn crash_during_replace_moving_indexed_fields() {
-    crash_at_every_step(Write::ReplaceMoving).await;
+async fn crash_during_replace_moving_indexed_fields(backend: Backend) {
+    crash_at_every_step(&backend, Write::ReplaceMoving).await;
 }
 
-#[tokio::test]
-async fn crash_during_upsert_merge_moving_indexed_fields() {
-    crash_at_every_step(Write::UpsertMergeMoving).await;
+async fn crash_during_upsert_merge_moving_indexed_fields(backend: Backend) {
+    crash_at_every_step(&backend, Write::UpsertMergeMoving).await;
 }
 
-#[tokio::test]
-async fn crash_during_delete() {
-    crash_at_every_step(Write::Delete).await;
+async fn crash_during_delete(backend: Backend) {
+    crash_at_every_step(&backend, Write::Delete).await;
 }
 
-#[tokio::test]
-async fn crash_during_transaction() {
-    crash_at_every_step(Write::Transaction).await;
+async fn crash_during_transaction(backend: Backend) {
+    crash_at_every_step(&backend, Write::Transaction).await;
 }
 
 // ---- (b) random sequences with random failures ----
@@ -212,7 +263,7 @@ fn injected() -> impl Strategy<Value = Option<Injected>> {
     )
 }
 
-fn inject(engine: &MemEngine, injected: &Option<Injected>) {
+fn inject(engine: &FaultInjector<Arc<dyn Engine>>, injected: &Option<Injected>) {
     if let Some(i) = injected {
         let kind = if i.lost_race {
             ErrorKind::PreconditionFailed
@@ -256,45 +307,72 @@ async fn run_step(service: &TableServiceClient, step: &Step) -> Result<()> {
     }
 }
 
-async fn random_case(steps: Vec<(Step, Option<Injected>)>, reconcile_fault: Option<Injected>) {
-    let (engine, service) = fresh();
-    create_tables(&service).await.unwrap();
+async fn random_case(
+    backend: &Backend,
+    steps: Vec<(Step, Option<Injected>)>,
+    reconcile_fault: Option<Injected>,
+) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
     for (step, fault) in &steps {
-        inject(&engine, fault);
-        let _ = run_step(&service, step).await;
+        inject(engine, fault);
+        let _ = run_step(service, step).await;
         engine.faults().clear();
     }
     let staff = service.table::<Employee>(STAFF);
-    inject(&engine, &reconcile_fault);
+    inject(engine, &reconcile_fault);
     let _ = staff.reconcile().await;
     engine.faults().clear();
     staff.reconcile().await.unwrap();
-    check::<Employee>(&engine, STAFF).await.unwrap();
+    check::<Employee>(engine, STAFF).await.unwrap();
     assert_eq!(staff.reconcile().await.unwrap().intents_found, 0);
+    fixture.drop_tables().await;
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 2000,
+/// `cases` random sequences of writes with random failures on `backend`.
+fn random_writes_with_random_failures_reconcile_exactly(backend: &Backend, cases: u32) {
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases,
         failure_persistence: None,
         ..ProptestConfig::default()
-    })]
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let strategy = (
+        prop::collection::vec((step(), injected()), 1..7),
+        injected(),
+    );
+    runner
+        .run(&strategy, |(steps, reconcile_fault)| {
+            runtime.block_on(random_case(backend, steps, reconcile_fault));
+            Ok(())
+        })
+        .unwrap();
+}
 
-    #[test]
-    fn random_writes_with_random_failures_reconcile_exactly(
-        steps in prop::collection::vec((step(), injected()), 1..7),
-        reconcile_fault in injected(),
-    ) {
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        runtime.block_on(random_case(steps, reconcile_fault));
+#[test]
+fn mem_random_writes_with_random_failures_reconcile_exactly() {
+    random_writes_with_random_failures_reconcile_exactly(&Backend::Mem, 2000);
+}
+
+/// Fewer cases than in memory: each case is some 40 requests to Azurite.
+#[test]
+fn azurite_random_writes_with_random_failures_reconcile_exactly() {
+    let test = "typed_upkeep_faults::azurite_random_writes_with_random_failures_reconcile_exactly";
+    if let Some(backend) = Backend::azurite(test) {
+        random_writes_with_random_failures_reconcile_exactly(&backend, 100);
     }
 }
 
 // ---- (c) concurrency ----
 
-async fn sixteen_writers(delayed: bool) {
-    let (engine, service) = fresh();
-    create_tables(&service).await.unwrap();
+async fn sixteen_writers(backend: &Backend, delayed: bool) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
     if delayed {
         // Every read waits, so all writers read the index entities before any
         // writes them: the most conflicts.
@@ -330,27 +408,27 @@ async fn sixteen_writers(delayed: bool) {
     assert_eq!(ids(&jones), (1..=16).collect());
     assert_eq!(ids(&oslo), (1..=16).collect());
     // The writers finished their own intents: no reconcile needed.
-    assert_eq!(intents(&engine, STAFF).await.unwrap(), 0);
-    check::<Employee>(&engine, STAFF).await.unwrap();
-    let city = tables_tests::read::get(&engine, BY_CITY, "Oslo", "members")
+    assert_eq!(intents(engine, STAFF).await.unwrap(), 0);
+    check::<Employee>(engine, STAFF).await.unwrap();
+    let city = tables_tests::read::get(engine, BY_CITY, "Oslo", "members")
         .await
         .unwrap()
         .unwrap();
     assert!(city.get("Members").is_some());
+    fixture.drop_tables().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sixteen_concurrent_writers_share_an_index_entity() {
+async fn sixteen_concurrent_writers_share_an_index_entity(backend: Backend) {
     for _ in 0..5 {
-        sixteen_writers(false).await;
+        sixteen_writers(&backend, false).await;
     }
-    sixteen_writers(true).await;
+    sixteen_writers(&backend, true).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn writers_racing_reconcile_leave_exact_indexes() {
-    let (engine, service) = fresh();
-    create_tables(&service).await.unwrap();
+async fn writers_racing_reconcile_leave_exact_indexes(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
     // Some writes crash after their commit, so reconcile has intents to race on.
     engine.faults().inject(
         Fault::fail(ErrorKind::Server)
@@ -388,6 +466,49 @@ async fn writers_racing_reconcile_leave_exact_indexes() {
     }
     engine.faults().clear();
     service.table::<Employee>(STAFF).reconcile().await.unwrap();
-    let primaries = check::<Employee>(&engine, STAFF).await.unwrap();
+    let primaries = check::<Employee>(engine, STAFF).await.unwrap();
     assert_eq!(primaries.len(), 5, "ids 1, 2, 4, 5, 7 remain");
+    fixture.drop_tables().await;
 }
+
+/// One test per scenario and backend: `mem::<name>` and `azurite::<name>`.
+macro_rules! on_every_backend {
+    ($(#[$runtime:meta] $name:ident),* $(,)?) => {
+        mod mem {
+            $(
+                #[$runtime]
+                async fn $name() {
+                    super::$name(super::Backend::Mem).await;
+                }
+            )*
+        }
+        mod azurite {
+            $(
+                #[$runtime]
+                async fn $name() {
+                    let test = concat!("typed_upkeep_faults::azurite::", stringify!($name));
+                    if let Some(backend) = super::Backend::azurite(test) {
+                        super::$name(backend).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_every_backend!(
+    #[tokio::test]
+    crash_during_insert,
+    #[tokio::test]
+    crash_during_replace_moving_indexed_fields,
+    #[tokio::test]
+    crash_during_upsert_merge_moving_indexed_fields,
+    #[tokio::test]
+    crash_during_delete,
+    #[tokio::test]
+    crash_during_transaction,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    sixteen_concurrent_writers_share_an_index_entity,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    writers_racing_reconcile_leave_exact_indexes,
+);
