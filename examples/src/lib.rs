@@ -63,7 +63,9 @@ impl EngineChoice {
         connection_string: Option<&str>,
     ) -> tables_client::Result<EngineChoice> {
         match connection_string {
-            Some(s) if !s.trim().is_empty() => Ok(EngineChoice::Remote(Box::new(s.trim().parse()?))),
+            Some(s) if !s.trim().is_empty() => {
+                Ok(EngineChoice::Remote(Box::new(s.trim().parse()?)))
+            }
             _ => Ok(EngineChoice::Mem),
         }
     }

@@ -68,7 +68,10 @@ pub enum Credential {
     SharedKeyLite(AccountKey),
     /// A shared access signature appended to every request URL: the access it
     /// grants (tables, permissions, key range, time window) is what the service
-    /// allows.
+    /// allows. A key range is also applied before sending, as Azure applies it, so
+    /// it holds on emulators that ignore it: a key outside the range, or a query of
+    /// a partition outside it, is refused with [`ErrorKind::Auth`](crate::ErrorKind::Auth),
+    /// and other queries return the rows inside the range only.
     Sas(SasToken),
     /// An OAuth bearer token (Entra ID), fetched from the source before every attempt.
     Bearer(Arc<dyn TokenCredential>),

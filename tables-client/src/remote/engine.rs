@@ -474,9 +474,14 @@ impl Engine for RemoteEngine {
         validate_table_name(table)?;
         spec.validate()?;
         let plan = tables_core::QueryPlan::of(spec.filter.as_ref());
-        if let Some(guard) = &self.inner.guard {
-            guard.check_query(&plan)?;
-        }
+        let narrowed = match &self.inner.guard {
+            Some(guard) => {
+                guard.check_query(&plan)?;
+                guard.narrow(spec, &plan)
+            }
+            None => None,
+        };
+        let spec = narrowed.as_ref().unwrap_or(spec);
         let select = spec.select.as_deref().map(select_with_system);
         let mut req = request(Method::GET, format!("{table}()"));
         req.query = odata::entity_query_string(

@@ -1,13 +1,19 @@
 //! The key range of a SAS token, checked before a request is sent.
 //!
 //! A service SAS can limit a client to a range of keys (`spk`/`srk` to `epk`/`erk`,
-//! the design guide's per-user access). Azure refuses requests outside the range with
-//! `403`; the client refuses them first, with an error that names the range, so the
-//! mistake shows up the same way on every endpoint (Azurite does not check ranges).
-//! This is a convenience, not the security boundary: the service is.
+//! the design guide's per-user access). Azure refuses writes and reads of single
+//! entities outside the range with `403`, and answers queries with the entities
+//! inside the range only. The client does the same before sending, so a token
+//! behaves the same way on every endpoint (Azurite does not check ranges): a key
+//! outside the range, or a query confined to a partition outside it, is refused with
+//! an error that names the range; any other query gets the range added to its
+//! filter. This is a convenience, not the security boundary: the service is.
 
+use tables_core::filter::MAX_COMPARISONS;
 use tables_core::key::cmp_ordinal;
-use tables_core::{EntityKey, Error, ErrorKind, QueryPlan, Result};
+use tables_core::{
+    Column, EntityKey, Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Value,
+};
 
 use super::credential::SasToken;
 
@@ -104,8 +110,6 @@ impl KeyRangeGuard {
     }
 
     /// Refuses a query confined to one partition that lies wholly outside the range.
-    /// Queries over several partitions are left to the service, which answers with
-    /// what the token grants.
     pub(crate) fn check_query(&self, plan: &QueryPlan) -> Result<()> {
         let Some(partition_key) = plan.partition_key() else {
             return Ok(());
@@ -122,6 +126,75 @@ impl KeyRangeGuard {
             return Err(self.refuse(format!("a query of partition {partition_key:?}")));
         }
         Ok(())
+    }
+
+    /// The query as it goes out: confined to the range, as Azure answers it, unless
+    /// it already is (one partition inside the range with no RowKey bound there). A
+    /// filter left with no room for the range's comparisons (at most 15 in all) is
+    /// sent as it is: Azure confines it anyway.
+    pub(crate) fn narrow(&self, spec: &QuerySpec, plan: &QueryPlan) -> Option<QuerySpec> {
+        if plan
+            .partition_key()
+            .is_some_and(|pk| self.holds_whole_partition(pk))
+        {
+            return None;
+        }
+        let range = self.range_filter()?;
+        let filter = match &spec.filter {
+            Some(filter) => filter.clone().and(range),
+            None => range,
+        };
+        if filter.comparison_count() > MAX_COMPARISONS {
+            return None;
+        }
+        Some(QuerySpec {
+            filter: Some(filter),
+            select: spec.select.clone(),
+            top: spec.top,
+        })
+    }
+
+    /// Whether every row of the partition lies within the range.
+    fn holds_whole_partition(&self, partition_key: &str) -> bool {
+        let after_start = self.start.as_ref().map_or(true, |start| {
+            match cmp_ordinal(partition_key, &start.partition_key) {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Equal => start.row_key.is_none(),
+                std::cmp::Ordering::Less => false,
+            }
+        });
+        let before_end = self.end.as_ref().map_or(true, |end| {
+            match cmp_ordinal(partition_key, &end.partition_key) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Equal => end.row_key.is_none(),
+                std::cmp::Ordering::Greater => false,
+            }
+        });
+        after_start && before_end
+    }
+
+    /// The range as a filter: `PartitionKey ge spk` (or, with a start RowKey,
+    /// `PartitionKey gt spk or (PartitionKey eq spk and RowKey ge srk)`), and the
+    /// mirror image for the end.
+    fn range_filter(&self) -> Option<Filter> {
+        let pk = Column::partition_key;
+        let text = |s: &str| Value::String(s.to_owned());
+        let start = self.start.as_ref().map(|b| match &b.row_key {
+            None => pk().ge(text(&b.partition_key)),
+            Some(rk) => pk().gt(text(&b.partition_key)).or(pk()
+                .eq(text(&b.partition_key))
+                .and(Column::row_key().ge(text(rk)))),
+        });
+        let end = self.end.as_ref().map(|b| match &b.row_key {
+            None => pk().le(text(&b.partition_key)),
+            Some(rk) => pk().lt(text(&b.partition_key)).or(pk()
+                .eq(text(&b.partition_key))
+                .and(Column::row_key().le(text(rk)))),
+        });
+        match (start, end) {
+            (Some(start), Some(end)) => Some(start.and(end)),
+            (start, end) => start.or(end),
+        }
     }
 }
 
@@ -178,5 +251,68 @@ mod tests {
         assert!(g.check_query(&inside).is_ok());
         assert_eq!(g.check_query(&outside).unwrap_err().kind(), ErrorKind::Auth);
         assert!(g.check_query(&QueryPlan::TableScan).is_ok());
+    }
+
+    fn row(pk: &str, rk: &str) -> tables_core::DynamicEntity {
+        tables_core::DynamicEntity::new(pk, rk)
+    }
+
+    /// The narrowed filter admits exactly the keys the range holds, and survives
+    /// rendering and parsing (what the service reads is what we meant).
+    #[test]
+    fn narrowed_queries_admit_exactly_the_range() {
+        let keys = ["", "a", "m", "p", "p0", "q", "z", "\u{e000}"];
+        let guards = [
+            guard(Some(("p", None)), Some(("p", None))),
+            guard(Some(("m", None)), Some(("q", None))),
+            guard(Some(("m", Some("m"))), Some(("q", Some("p0")))),
+            guard(Some(("p", Some("a"))), None),
+            guard(None, Some(("m", Some("z")))),
+        ];
+        for g in &guards {
+            let narrowed = g.narrow(&QuerySpec::new(), &QueryPlan::TableScan).unwrap();
+            let filter = narrowed.filter.unwrap();
+            let reparsed = Filter::parse(&filter.to_odata()).unwrap();
+            for pk in keys {
+                for rk in keys {
+                    let inside = g.contains(&EntityKey::new(pk, rk));
+                    assert_eq!(filter.matches(&row(pk, rk)), inside, "{pk:?} {rk:?}");
+                    assert_eq!(reparsed.matches(&row(pk, rk)), inside, "{pk:?} {rk:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn narrowing_keeps_the_callers_filter_and_skips_what_is_inside() {
+        let g = guard(Some(("m", None)), Some(("q", Some("k")))); // q only up to k
+        let caller = tables_core::col("Age").gt(30);
+        let spec = QuerySpec::new().filter(caller.clone()).top(5);
+        let narrowed = g.narrow(&spec, &QueryPlan::TableScan).unwrap();
+        assert_eq!(narrowed.top, Some(5));
+        let filter = narrowed.filter.unwrap();
+        assert!(filter.matches(&row("n", "x").with("Age", 31)));
+        assert!(!filter.matches(&row("n", "x").with("Age", 30)));
+        assert!(!filter.matches(&row("z", "x").with("Age", 31)));
+        assert!(!filter.matches(&row("q", "l").with("Age", 31)));
+
+        // A partition wholly inside needs nothing; one at a bounded edge does.
+        let inside = QueryPlan::PartitionScan {
+            partition_key: "n".into(),
+        };
+        assert!(g.narrow(&spec, &inside).is_none());
+        let edge = QueryPlan::PartitionScan {
+            partition_key: "q".into(),
+        };
+        assert!(g.narrow(&spec, &edge).is_some());
+
+        // No room left under the 15-comparison limit: sent as it is.
+        let mut wide = caller;
+        for n in 0..13 {
+            wide = wide.or(tables_core::col("Age").eq(n));
+        }
+        assert_eq!(wide.comparison_count(), 14);
+        let spec = QuerySpec::new().filter(wide);
+        assert!(g.narrow(&spec, &QueryPlan::TableScan).is_none());
     }
 }
