@@ -101,10 +101,27 @@ impl ETag {
         if inner.len() > 40 {
             return None;
         }
-        let text = percent_encoding::percent_decode_str(inner)
-            .decode_utf8()
-            .ok()?;
-        text.parse().ok()
+        // Decode the one escape the service writes (`%3A` for `:`) on the stack; any
+        // other escape takes the general decoder.
+        let mut buffer = [0u8; 40];
+        let mut len = 0;
+        let mut rest = inner.as_bytes();
+        while let Some((&byte, tail)) = rest.split_first() {
+            let (decoded, tail) = match (byte, tail) {
+                (b'%', [b'3', b'A' | b'a', tail @ ..]) => (b':', tail),
+                (b'%', _) => {
+                    let text = percent_encoding::percent_decode_str(inner)
+                        .decode_utf8()
+                        .ok()?;
+                    return text.parse().ok();
+                }
+                (byte, tail) => (byte, tail),
+            };
+            *buffer.get_mut(len)? = decoded;
+            len += 1;
+            rest = tail;
+        }
+        std::str::from_utf8(buffer.get(..len)?).ok()?.parse().ok()
     }
 }
 
@@ -291,6 +308,9 @@ mod tests {
         assert_eq!(literal.timestamp(), Some(t));
         let lower = ETag::new("W/\"datetime'2026-11-21T22%3a27%3a39.1328500Z'\"");
         assert_eq!(lower.timestamp(), Some(t));
+        // Other escapes take the general decoder.
+        let offset = ETag::new("W/\"datetime'2026-11-21T22%3A27%3A39.1328500%5A'\"");
+        assert_eq!(offset.timestamp(), Some(t));
         for other in [
             "*",
             "",

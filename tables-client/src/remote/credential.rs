@@ -148,9 +148,16 @@ impl AccountKey {
 
     /// `base64(HMAC-SHA256(key, string_to_sign))`.
     pub(crate) fn sign(&self, string_to_sign: &str) -> String {
+        let mut out = String::with_capacity(44);
+        self.sign_into(string_to_sign, &mut out);
+        out
+    }
+
+    /// [`AccountKey::sign`], appended to `out`.
+    pub(crate) fn sign_into(&self, string_to_sign: &str, out: &mut String) {
         let mut mac = self.mac.clone();
         mac.update(string_to_sign.as_bytes());
-        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+        base64::engine::general_purpose::STANDARD.encode_string(mac.finalize().into_bytes(), out);
     }
 }
 

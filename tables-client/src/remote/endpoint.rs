@@ -31,9 +31,13 @@ pub(crate) struct Endpoint {
     /// The account URL without a trailing slash, e.g.
     /// `http://127.0.0.1:10002/devstoreaccount1`; resources are `{base}/{path}`.
     base: String,
+    /// `base`, parsed once: request URLs are this with another path and query.
+    url: Url,
     account: String,
     host: String,
     port: u16,
+    /// Whether the host is the Cosmos DB Table API's.
+    cosmos: bool,
 }
 
 fn invalid(message: String) -> Error {
@@ -140,22 +144,40 @@ impl Endpoint {
                 )))
             }
         };
-        if style == UrlStyle::Path && segments.is_empty() {
+        let base = if style == UrlStyle::Path && segments.is_empty() {
             // An IP endpoint without the account segment: add it, as the emulator expects.
-            let base = format!("{}/{account}", trimmed);
-            return Ok(Endpoint {
-                base,
-                account,
-                host,
-                port,
-            });
-        }
+            format!("{}/{account}", trimmed)
+        } else {
+            trimmed.to_owned()
+        };
+        let url = Url::parse(&base)
+            .map_err(|e| invalid(format!("the endpoint {base:?} is not a URL ({e}); {FORMS}")))?;
+        let lower = host.to_ascii_lowercase();
+        let cosmos = lower.ends_with(".table.cosmos.azure.com")
+            || lower.ends_with(".table.cosmosdb.azure.com");
         Ok(Endpoint {
-            base: trimmed.to_owned(),
+            base,
+            url,
             account,
             host,
             port,
+            cosmos,
         })
+    }
+
+    /// The URL of a resource: `{base}/{path}?{query}`. `path` and `query` are
+    /// already encoded; the result is what parsing that text would give, without
+    /// parsing the scheme and host again on every request.
+    pub(crate) fn resource_url(&self, path: &str, query: &str) -> Url {
+        let mut url = self.url.clone();
+        let base_path = self.url.path().trim_end_matches('/');
+        let mut full = String::with_capacity(base_path.len() + 1 + path.len());
+        full.push_str(base_path);
+        full.push('/');
+        full.push_str(path);
+        url.set_path(&full);
+        url.set_query((!query.is_empty()).then_some(query));
+        url
     }
 
     /// The account URL, without a trailing slash.
@@ -180,14 +202,51 @@ impl Endpoint {
 
     /// Whether the endpoint looks like the Cosmos DB Table API.
     pub(crate) fn is_cosmos(&self) -> bool {
-        let host = self.host.to_ascii_lowercase();
-        host.ends_with(".table.cosmos.azure.com") || host.ends_with(".table.cosmosdb.azure.com")
+        self.cosmos
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A resource URL is exactly what parsing its text gives (what gets signed is
+    /// what goes on the wire).
+    #[test]
+    fn resource_urls_equal_parsed_text() {
+        for endpoint in [
+            "http://127.0.0.1:10002/devstoreaccount1",
+            "http://127.0.0.1:10002",
+            "https://myaccount.table.core.windows.net",
+            "https://myaccount.table.core.windows.net/",
+        ] {
+            let e =
+                Endpoint::parse(endpoint, Some("devstoreaccount1"), HttpPolicy::Allowed).unwrap();
+            for (path, query) in [
+                ("Tables", ""),
+                ("$batch", ""),
+                ("t1()", "$filter=PartitionKey%20eq%20'a%27b'&$top=5"),
+                (
+                    "t1(PartitionKey='o''hara',RowKey='a%20b%25c%C3%A9')",
+                    "$select=A,B",
+                ),
+                (
+                    "t1(PartitionKey='%E2%82%AC',RowKey='')",
+                    "NextPartitionKey=1!8!U21pdGg-&sv=x&sig=a%2Bb%3D",
+                ),
+                ("Tables('t1')", ""),
+            ] {
+                let mut text = format!("{}/{path}", e.base());
+                if !query.is_empty() {
+                    text.push('?');
+                    text.push_str(query);
+                }
+                let parsed = Url::parse(&text).unwrap();
+                assert_eq!(e.resource_url(path, query), parsed, "{text}");
+                assert_eq!(e.resource_url(path, query).as_str(), parsed.as_str());
+            }
+        }
+    }
 
     #[test]
     fn path_style_for_ip_and_localhost() {

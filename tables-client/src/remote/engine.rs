@@ -1,5 +1,6 @@
 //! `RemoteEngine`: the [`Engine`] trait over the Table service's REST protocol.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -406,7 +407,7 @@ impl Engine for RemoteEngine {
     async fn create_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;
         let mut req = request(Method::POST, "Tables".to_owned());
-        req.content_type = Some(JSON.to_owned());
+        req.content_type = Some(Cow::Borrowed(JSON));
         req.prefer_no_content = true;
         req.body = Some(Bytes::from(odata::create_table_body(table)));
         self.send(Op::new("CreateTable", table), req).await?;
@@ -536,7 +537,7 @@ impl Engine for RemoteEngine {
         if let Some(entity) = op.entity() {
             let mut body = Vec::with_capacity(256);
             odata::encode_entity(entity, &mut body);
-            req.content_type = Some(JSON.to_owned());
+            req.content_type = Some(Cow::Borrowed(JSON));
             req.body = Some(Bytes::from(body));
         }
         let span_op = Op::new(name, table).partition(&key.partition_key);
@@ -574,7 +575,7 @@ impl Engine for RemoteEngine {
             ));
         }
         let mut req = request(Method::POST, "$batch".to_owned());
-        req.content_type = Some(encoded.content_type);
+        req.content_type = Some(Cow::Owned(encoded.content_type));
         req.body = Some(Bytes::from(encoded.body));
         let partition = ops.first().map_or("", WriteOp::partition_key);
         let op = Op::new("ExecuteBatch", table).partition(partition);

@@ -29,15 +29,33 @@ pub(crate) fn shared_key_authorization(
     date: &str,
     canonical_resource: &str,
 ) -> String {
-    let (scheme, string_to_sign) = if lite {
-        ("SharedKeyLite", format!("{date}\n{canonical_resource}"))
+    let mut string_to_sign = String::with_capacity(
+        method.len()
+            + content_md5.len()
+            + content_type.len()
+            + date.len()
+            + canonical_resource.len()
+            + 4,
+    );
+    let scheme = if lite {
+        "SharedKeyLite"
     } else {
-        (
-            "SharedKey",
-            format!("{method}\n{content_md5}\n{content_type}\n{date}\n{canonical_resource}"),
-        )
+        for part in [method, content_md5, content_type] {
+            string_to_sign.push_str(part);
+            string_to_sign.push('\n');
+        }
+        "SharedKey"
     };
-    format!("{scheme} {}:{}", key.account(), key.sign(&string_to_sign))
+    string_to_sign.push_str(date);
+    string_to_sign.push('\n');
+    string_to_sign.push_str(canonical_resource);
+    let mut header = String::with_capacity(scheme.len() + key.account().len() + 46);
+    header.push_str(scheme);
+    header.push(' ');
+    header.push_str(key.account());
+    header.push(':');
+    key.sign_into(&string_to_sign, &mut header);
+    header
 }
 
 /// The canonicalized resource: `/{account}{encoded_path}`, plus `?comp={comp}`.

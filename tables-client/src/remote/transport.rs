@@ -2,10 +2,11 @@
 //! error answers into the SDK's errors. Every operation of the remote engine goes
 //! through [`Transport::send`].
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, StatusCode, Url};
 use tables_core::odata::service_error;
 use tables_core::{Error, ErrorKind, Result};
@@ -25,6 +26,16 @@ pub(crate) const JSON: &str = "application/json";
 
 const USER_AGENT: &str = concat!("tables-rs/", env!("CARGO_PKG_VERSION"));
 
+// Header names as constants: naming a header by `&str` parses the name on every
+// request.
+const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
+const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
+const X_MS_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
+const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataserviceversion");
+const MAX_DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("maxdataserviceversion");
+const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
+const PREFER: HeaderName = HeaderName::from_static("prefer");
+
 /// One request, as the engine describes it; the transport adds the URL base,
 /// version, date, authorization and request id headers.
 #[derive(Debug)]
@@ -37,7 +48,7 @@ pub(crate) struct Request {
     /// The encoded query string without `?`; empty for none.
     pub(crate) query: String,
     /// `Content-Type` of the body, if any.
-    pub(crate) content_type: Option<String>,
+    pub(crate) content_type: Option<Cow<'static, str>>,
     /// `If-Match`, if any.
     pub(crate) if_match: Option<String>,
     /// `X-HTTP-Method`: the method tunnelled through a POST (MERGE on the Cosmos DB
@@ -98,12 +109,13 @@ impl Transport {
     /// ([`Error::earlier_attempt_may_have_applied`]).
     pub(crate) async fn send(&self, request: &Request) -> Result<Response> {
         let started = Instant::now();
-        let client_request_id = uuid::Uuid::new_v4().to_string();
-        let url = self.url(request)?;
+        let mut id_buffer = uuid::Uuid::encode_buffer();
+        let client_request_id = client_request_id(&mut id_buffer);
+        let url = self.url(request);
         let mut retries: u32 = 0;
         let mut uncertain = false;
         loop {
-            let attempt = self.attempt(request, &url, &client_request_id).await?;
+            let attempt = self.attempt(request, &url, client_request_id).await?;
             let span = Span::current();
             span.record("http.request.resend_count", retries);
             let (error, may_have_applied, hint) = match attempt {
@@ -156,36 +168,17 @@ impl Transport {
 
     /// The full URL of a request, with a SAS token's parameters when the credential
     /// is one.
-    fn url(&self, request: &Request) -> Result<Url> {
-        let mut text = String::with_capacity(
-            self.endpoint.base().len() + request.path.len() + request.query.len() + 2,
-        );
-        text.push_str(self.endpoint.base());
-        text.push('/');
-        text.push_str(&request.path);
+    fn url(&self, request: &Request) -> Url {
         let sas = match &self.credential {
-            Credential::Sas(token) => Some(token.expose_query()),
-            _ => None,
+            Credential::Sas(token) => token.expose_query(),
+            _ => "",
         };
-        let mut separator = '?';
-        for part in [Some(request.query.as_str()), sas].into_iter().flatten() {
-            if !part.is_empty() {
-                text.push(separator);
-                text.push_str(part);
-                separator = '&';
-            }
+        if sas.is_empty() || request.query.is_empty() {
+            let query = if sas.is_empty() { &request.query } else { sas };
+            return self.endpoint.resource_url(&request.path, query);
         }
-        // The text is built from a parsed base and encoded parts; a failure here is a
-        // bug, reported without the URL (it may hold a SAS signature).
-        Url::parse(&text).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidInput,
-                format!(
-                    "could not build the request URL for the resource {:?}: {e}",
-                    request.path
-                ),
-            )
-        })
+        let query = format!("{}&{sas}", request.query);
+        self.endpoint.resource_url(&request.path, &query)
     }
 
     async fn attempt(
@@ -194,63 +187,78 @@ impl Transport {
         url: &Url,
         client_request_id: &str,
     ) -> Result<Attempt> {
-        let date = httpdate::fmt_http_date(SystemTime::now());
+        let date = http_date(SystemTime::now());
         let mut headers = HeaderMap::with_capacity(10);
-        headers.insert("x-ms-version", HeaderValue::from_static(API_VERSION));
-        headers.insert("x-ms-date", header_value(&date)?);
+        headers.insert(X_MS_VERSION, HeaderValue::from_static(API_VERSION));
+        headers.insert(X_MS_DATE, header_value(&date)?);
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_JSON));
-        headers.insert("DataServiceVersion", HeaderValue::from_static("3.0"));
+        headers.insert(DATA_SERVICE_VERSION, HeaderValue::from_static("3.0"));
         headers.insert(
-            "MaxDataServiceVersion",
+            MAX_DATA_SERVICE_VERSION,
             HeaderValue::from_static("3.0;NetFx"),
         );
-        headers.insert("x-ms-client-request-id", header_value(client_request_id)?);
+        headers.insert(X_MS_CLIENT_REQUEST_ID, header_value(client_request_id)?);
         headers.insert(
             reqwest::header::USER_AGENT,
             HeaderValue::from_static(USER_AGENT),
         );
-        if let Some(content_type) = &request.content_type {
-            headers.insert(CONTENT_TYPE, header_value(content_type)?);
+        match &request.content_type {
+            Some(Cow::Borrowed(static_type)) => {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static(static_type));
+            }
+            Some(Cow::Owned(content_type)) => {
+                headers.insert(CONTENT_TYPE, header_value(content_type)?);
+            }
+            None => {}
         }
         if let Some(if_match) = &request.if_match {
             headers.insert(reqwest::header::IF_MATCH, header_value(if_match)?);
         }
         if let Some(method) = request.tunnelled_method {
-            headers.insert("X-HTTP-Method", HeaderValue::from_static(method));
+            headers.insert(X_HTTP_METHOD, HeaderValue::from_static(method));
         }
         if request.prefer_no_content {
-            headers.insert("Prefer", HeaderValue::from_static("return-no-content"));
+            headers.insert(PREFER, HeaderValue::from_static("return-no-content"));
         }
         if let Some(authorization) = self.authorization(request, url, &date).await? {
             let mut value = header_value(&authorization)?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
-        let mut builder = self
-            .http
-            .request(request.method.clone(), url.clone())
-            .headers(headers)
-            .timeout(self.request_timeout);
+        let mut http_request = reqwest::Request::new(request.method.clone(), url.clone());
+        // Set whole: `RequestBuilder::headers` would insert them one by one again.
+        *http_request.headers_mut() = headers;
         if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
+            *http_request.body_mut() = Some(body.clone().into());
         }
-        let sent = builder.send().await;
-        let response = match sent {
-            Ok(response) => response,
-            Err(e) => return Ok(transport_failure(e, self.request_timeout)),
-        };
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        match response.bytes().await {
-            Ok(body) => Ok(Attempt::Answer(Response {
+        // One timer for the whole attempt, from sending to the last byte of the answer
+        // (reqwest's own per-request timeout arms two).
+        let exchange = async {
+            let mut response = self.http.execute(http_request).await?;
+            let status = response.status().as_u16();
+            let headers = std::mem::take(response.headers_mut());
+            let body = response.bytes().await?;
+            Ok::<_, reqwest::Error>(Response {
                 status,
                 headers,
                 body,
                 earlier_attempt_may_have_applied: false,
-            })),
-            // The status line arrived, so the service saw the request; only the body
-            // was lost.
-            Err(e) => Ok(transport_failure(e, self.request_timeout)),
+            })
+        };
+        match tokio::time::timeout(self.request_timeout, exchange).await {
+            Ok(Ok(response)) => Ok(Attempt::Answer(response)),
+            Ok(Err(e)) => Ok(transport_failure(e, self.request_timeout)),
+            // The request may have been sent and applied; only the answer is missing.
+            Err(_) => Ok(Attempt::Failed {
+                error: Error::local(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no answer within the request timeout of {:?}",
+                        self.request_timeout
+                    ),
+                ),
+                may_have_applied: true,
+            }),
         }
     }
 
@@ -281,6 +289,36 @@ impl Transport {
             &resource,
         )))
     }
+}
+
+/// The `x-ms-date` value of `now` (RFC 1123, whole seconds), formatted once per
+/// second per thread.
+fn http_date(now: SystemTime) -> String {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+    }
+    let second = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != second {
+            *last = (second, httpdate::fmt_http_date(now));
+        }
+        last.1.clone()
+    })
+}
+
+/// A fresh `x-ms-client-request-id`: a random (v4) UUID, from a fast thread-local
+/// generator. It only has to tell requests apart in logs, so it needs no
+/// cryptographic randomness and no system call.
+fn client_request_id(buffer: &mut [u8]) -> &str {
+    let bytes = fastrand::u128(..).to_le_bytes();
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .encode_lower(buffer)
 }
 
 fn header_value(text: &str) -> Result<HeaderValue> {
