@@ -25,8 +25,11 @@
 //!   `WriteOp::UpsertReplace` (a PUT to the entity URL, answered 204 + `ETag`).
 //!   The op is built once: cloning the caller's entity is not the engine's cost.
 //!   `insert/raw_reqwest` and `upsert_replace/raw_reqwest`: the same method and URL
-//!   with precomputed headers (plus `Content-Type`, and `Prefer` for the insert) and a
-//!   body serialized once, reading the 204.
+//!   with precomputed headers (plus `Content-Type`, and `Prefer` for the insert),
+//!   reading the 204. The body is the same entity JSON, held as a
+//!   `serde_json::Value` built once and serialized with `serde_json::to_vec` for
+//!   each request: the write-side mirror of the raw GET's parse, since a program
+//!   sending entities has to turn each one into bytes.
 //!
 //! Both sides use a reqwest client built like the engine's own (connect timeout,
 //! `TCP_NODELAY`, pool idle timeout) and reuse one keep-alive connection. No tracing
@@ -515,8 +518,13 @@ impl Fixture {
         assert_eq!(requests[0].path_and_query, requests[1].path_and_query);
         assert_eq!(requests[2].path_and_query, requests[4].path_and_query);
         assert_eq!(requests[3].path_and_query, requests[5].path_and_query);
-        // And write the same entity (same JSON, byte for byte).
-        assert_eq!(requests[2].body, requests[4].body);
+        // And write the same entity: the same JSON, the same length (serde_json
+        // orders the raw loop's keys differently).
+        let json = |body: &[u8]| -> serde_json::Value {
+            serde_json::from_slice(body).expect("a JSON body")
+        };
+        assert_eq!(json(&requests[2].body), json(&requests[4].body));
+        assert_eq!(requests[2].body.len(), requests[4].body.len());
     }
 
     /// One operation, by the engine or by the raw loop.
@@ -644,9 +652,10 @@ struct RawClient {
     get_headers: HeaderMap,
     write_headers: HeaderMap,
     insert_headers: HeaderMap,
-    /// The entity's JSON, serialized once; `&'static` so that each request shares it
-    /// (reqwest sends a static slice without copying, as the engine sends its `Bytes`).
-    body: &'static [u8],
+    /// The entity as JSON, built once; each write serializes it, as a program that
+    /// sends entities with reqwest alone serializes each one it sends (and as the raw
+    /// GET parses each body it reads).
+    body: serde_json::Value,
 }
 
 impl RawClient {
@@ -686,12 +695,8 @@ impl RawClient {
             HeaderName::from_static("prefer"),
             HeaderValue::from_static("return-no-content"),
         );
-        // Leaked once for the run: a static body costs no copy per request.
-        let body: &'static [u8] = Box::leak(
-            odata::entity_to_json(entity)
-                .into_bytes()
-                .into_boxed_slice(),
-        );
+        let body: serde_json::Value =
+            serde_json::from_str(&odata::entity_to_json(entity)).expect("the entity's JSON");
         RawClient {
             http,
             entity_url,
@@ -735,7 +740,7 @@ impl RawClient {
             .http
             .request(method, url.clone())
             .headers(headers.clone())
-            .body(self.body)
+            .body(serde_json::to_vec(&self.body).expect("JSON"))
             .send()
             .await
             .expect("a raw write");
