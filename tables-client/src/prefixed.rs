@@ -119,16 +119,7 @@ impl<E: Engine> PrefixedEngine<E> {
     /// The wrapped engine's first error other than `TableNotFound`; tables listed
     /// before it may already be deleted.
     pub async fn delete_all_tables(&self) -> Result<Vec<String>> {
-        let mut names = Vec::new();
-        let mut options = ListTablesOptions::default();
-        loop {
-            let page = self.list_tables(&options).await?;
-            names.extend(page.names);
-            match page.continuation {
-                Some(next) => options.continuation = Some(next),
-                None => break,
-            }
-        }
+        let names = crate::service::all_table_names(self, "").await?;
         for name in &names {
             match self.delete_table(name).await {
                 Ok(()) => {}

@@ -194,18 +194,27 @@ impl TableServiceClient {
     ///
     /// The engine's errors.
     pub async fn list_tables_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        let mut names = Vec::new();
-        let mut options = ListTablesOptions {
-            prefix: (!prefix.is_empty()).then(|| prefix.to_owned()),
-            ..ListTablesOptions::default()
-        };
-        loop {
-            let page = self.inner.engine.list_tables(&options).await?;
-            names.extend(page.names);
-            match page.continuation {
-                Some(next) => options.continuation = Some(next),
-                None => return Ok(names),
-            }
+        all_table_names(&*self.inner.engine, prefix).await
+    }
+}
+
+/// The names of an engine's tables starting with `prefix` (every table for ``),
+/// following continuation.
+pub(crate) async fn all_table_names<E: Engine + ?Sized>(
+    engine: &E,
+    prefix: &str,
+) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let mut options = ListTablesOptions {
+        prefix: (!prefix.is_empty()).then(|| prefix.to_owned()),
+        ..ListTablesOptions::default()
+    };
+    loop {
+        let page = engine.list_tables(&options).await?;
+        names.extend(page.names);
+        match page.continuation {
+            Some(next) => options.continuation = Some(next),
+            None => return Ok(names),
         }
     }
 }

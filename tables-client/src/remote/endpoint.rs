@@ -28,15 +28,11 @@ pub(crate) enum HttpPolicy {
 /// A parsed account endpoint.
 #[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
-    /// The account URL without a trailing slash, e.g.
-    /// `http://127.0.0.1:10002/devstoreaccount1`; resources are `{base}/{path}`.
-    base: String,
-    /// `base`, parsed once: request URLs are this with another path and query.
+    /// The account URL, parsed once, e.g. `http://127.0.0.1:10002/devstoreaccount1`:
+    /// request URLs are this with another path and query.
     url: Url,
     account: String,
-    host: String,
-    port: u16,
-    /// Whether the host is the Cosmos DB Table API's.
+    /// Whether the host is the Cosmos DB Table API's (asked on every write).
     cosmos: bool,
 }
 
@@ -105,7 +101,6 @@ impl Endpoint {
                 )))
             }
         }
-        let port = parsed.port_or_known_default().unwrap_or(443);
         let segments: Vec<&str> = parsed
             .path_segments()
             .map(|s| s.filter(|seg| !seg.is_empty()).collect())
@@ -156,11 +151,8 @@ impl Endpoint {
         let cosmos = lower.ends_with(".table.cosmos.azure.com")
             || lower.ends_with(".table.cosmosdb.azure.com");
         Ok(Endpoint {
-            base,
             url,
             account,
-            host,
-            port,
             cosmos,
         })
     }
@@ -182,7 +174,7 @@ impl Endpoint {
 
     /// The account URL, without a trailing slash.
     pub(crate) fn base(&self) -> &str {
-        &self.base
+        self.url.as_str().trim_end_matches('/')
     }
 
     /// The account name (used in signatures).
@@ -192,12 +184,12 @@ impl Endpoint {
 
     /// The host, for tracing (`server.address`).
     pub(crate) fn host(&self) -> &str {
-        &self.host
+        self.url.host_str().unwrap_or_default()
     }
 
     /// The port, for tracing (`server.port`).
     pub(crate) fn port(&self) -> u16 {
-        self.port
+        self.url.port_or_known_default().unwrap_or(443)
     }
 
     /// Whether the endpoint looks like the Cosmos DB Table API.

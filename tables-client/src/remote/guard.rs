@@ -75,27 +75,32 @@ impl KeyRangeGuard {
     /// Whether a key lies within the range (both ends inclusive; a bound without a
     /// RowKey covers the whole partition).
     fn contains(&self, key: &EntityKey) -> bool {
-        let after_start = self.start.as_ref().map_or(true, |start| {
-            match cmp_ordinal(&key.partition_key, &start.partition_key) {
-                std::cmp::Ordering::Greater => true,
-                std::cmp::Ordering::Less => false,
-                std::cmp::Ordering::Equal => start
-                    .row_key
-                    .as_ref()
-                    .map_or(true, |rk| cmp_ordinal(&key.row_key, rk).is_ge()),
-            }
-        });
-        let before_end = self.end.as_ref().map_or(true, |end| {
-            match cmp_ordinal(&key.partition_key, &end.partition_key) {
-                std::cmp::Ordering::Less => true,
-                std::cmp::Ordering::Greater => false,
-                std::cmp::Ordering::Equal => end
-                    .row_key
-                    .as_ref()
-                    .map_or(true, |rk| cmp_ordinal(&key.row_key, rk).is_le()),
-            }
-        });
-        after_start && before_end
+        self.within(&key.partition_key, Some(&key.row_key))
+    }
+
+    /// Whether the row `row_key` of the partition lies within the range, or, with
+    /// `None`, every row of it does.
+    fn within(&self, partition_key: &str, row_key: Option<&str>) -> bool {
+        // How the row stands against a bound's own partition, `Equal` meaning "on
+        // the bound's RowKey side that the range includes".
+        let side = |bound: &Bound, past: fn(std::cmp::Ordering) -> bool| match cmp_ordinal(
+            partition_key,
+            &bound.partition_key,
+        ) {
+            std::cmp::Ordering::Equal => match (&bound.row_key, row_key) {
+                (None, _) => true,
+                (Some(edge), Some(row_key)) => past(cmp_ordinal(row_key, edge)),
+                (Some(_), None) => false,
+            },
+            order => past(order),
+        };
+        self.start
+            .as_ref()
+            .map_or(true, |start| side(start, std::cmp::Ordering::is_ge))
+            && self
+                .end
+                .as_ref()
+                .map_or(true, |end| side(end, std::cmp::Ordering::is_le))
     }
 
     /// Refuses a key outside the range.
@@ -133,10 +138,7 @@ impl KeyRangeGuard {
     /// filter left with no room for the range's comparisons (at most 15 in all) is
     /// sent as it is: Azure confines it anyway.
     pub(crate) fn narrow(&self, spec: &QuerySpec, plan: &QueryPlan) -> Option<QuerySpec> {
-        if plan
-            .partition_key()
-            .is_some_and(|pk| self.holds_whole_partition(pk))
-        {
+        if plan.partition_key().is_some_and(|pk| self.within(pk, None)) {
             return None;
         }
         let range = self.range_filter()?;
@@ -152,25 +154,6 @@ impl KeyRangeGuard {
             select: spec.select.clone(),
             top: spec.top,
         })
-    }
-
-    /// Whether every row of the partition lies within the range.
-    fn holds_whole_partition(&self, partition_key: &str) -> bool {
-        let after_start = self.start.as_ref().map_or(true, |start| {
-            match cmp_ordinal(partition_key, &start.partition_key) {
-                std::cmp::Ordering::Greater => true,
-                std::cmp::Ordering::Equal => start.row_key.is_none(),
-                std::cmp::Ordering::Less => false,
-            }
-        });
-        let before_end = self.end.as_ref().map_or(true, |end| {
-            match cmp_ordinal(partition_key, &end.partition_key) {
-                std::cmp::Ordering::Less => true,
-                std::cmp::Ordering::Equal => end.row_key.is_none(),
-                std::cmp::Ordering::Greater => false,
-            }
-        });
-        after_start && before_end
     }
 
     /// The range as a filter: `PartitionKey ge spk` (or, with a start RowKey,

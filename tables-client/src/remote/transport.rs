@@ -188,9 +188,11 @@ impl Transport {
         client_request_id: &str,
     ) -> Result<Attempt> {
         let date = http_date(SystemTime::now());
+        // An RFC 1123 date is ASCII, so it always reads back as text.
+        let date_text = date.to_str().unwrap_or_default();
         let mut headers = HeaderMap::with_capacity(10);
         headers.insert(X_MS_VERSION, HeaderValue::from_static(API_VERSION));
-        headers.insert(X_MS_DATE, header_value(&date)?);
+        headers.insert(X_MS_DATE, date.clone());
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_JSON));
         headers.insert(DATA_SERVICE_VERSION, HeaderValue::from_static("3.0"));
         headers.insert(
@@ -220,7 +222,7 @@ impl Transport {
         if request.prefer_no_content {
             headers.insert(PREFER, HeaderValue::from_static("return-no-content"));
         }
-        if let Some(authorization) = self.authorization(request, url, &date).await? {
+        if let Some(authorization) = self.authorization(request, url, date_text).await? {
             let mut value = header_value(&authorization)?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
@@ -291,12 +293,13 @@ impl Transport {
     }
 }
 
-/// The `x-ms-date` value of `now` (RFC 1123, whole seconds), formatted once per
-/// second per thread.
-fn http_date(now: SystemTime) -> String {
+/// The `x-ms-date` header of `now` (RFC 1123, whole seconds), formatted once per
+/// second per thread; clones share its bytes.
+fn http_date(now: SystemTime) -> HeaderValue {
     use std::cell::RefCell;
     thread_local! {
-        static LAST: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+        static LAST: RefCell<(u64, HeaderValue)> =
+            const { RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
     }
     let second = now
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -304,7 +307,12 @@ fn http_date(now: SystemTime) -> String {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         if last.0 != second {
-            *last = (second, httpdate::fmt_http_date(now));
+            // `HeaderValue::from_maybe_shared` keeps the formatted bytes without a copy;
+            // an RFC 1123 date is always a valid header value.
+            let text = httpdate::fmt_http_date(now);
+            if let Ok(value) = HeaderValue::from_maybe_shared(Bytes::from(text)) {
+                *last = (second, value);
+            }
         }
         last.1.clone()
     })
