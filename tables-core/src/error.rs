@@ -70,6 +70,10 @@ pub enum ErrorKind {
     Decode,
     /// The operation is not supported by this engine or endpoint (`501`, `405`).
     Unsupported,
+    /// A unique index already gives the value to another entity: the write would
+    /// make two entities share it. Nothing was written. [`Error::unique_violation`]
+    /// names the index, the index row and its owner.
+    UniqueViolation,
 }
 
 impl ErrorKind {
@@ -112,6 +116,8 @@ impl ErrorKind {
             ErrorKind::Server => (500, "InternalError"),
             ErrorKind::Decode => (0, ""),
             ErrorKind::Unsupported => (501, "NotImplemented"),
+            // The client's own rule: a conflict, but no code the service sends.
+            ErrorKind::UniqueViolation => (409, ""),
         }
     }
 
@@ -202,6 +208,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Server => "server error",
             ErrorKind::Decode => "decode error",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::UniqueViolation => "unique index value taken",
         };
         f.write_str(text)
     }
@@ -230,7 +237,10 @@ struct Inner {
     entity_key: Option<EntityKey>,
     property: Option<String>,
     request_id: Option<String>,
-    earlier_attempt_may_have_applied: bool,
+    client_request_id: Option<String>,
+    attempts: u32,
+    may_have_applied: bool,
+    unique: Option<Box<UniqueViolation>>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
@@ -249,7 +259,10 @@ impl Error {
                 entity_key: None,
                 property: None,
                 request_id: None,
-                earlier_attempt_may_have_applied: false,
+                client_request_id: None,
+                attempts: 0,
+                may_have_applied: false,
+                unique: None,
                 source: None,
             }),
         }
@@ -333,13 +346,48 @@ impl Error {
         self
     }
 
-    /// Marks the error as the outcome of a retry after an earlier attempt whose fate is
-    /// unknown (it timed out, lost its connection, or got a 5xx after reaching the
-    /// service). See [`Error::earlier_attempt_may_have_applied`].
+    /// Marks the error as one whose write may have been applied: an attempt reached
+    /// the service and its answer was lost (a timeout, a broken connection, a
+    /// `500`/`502`/`504`), or a retry after such an attempt failed. See
+    /// [`Error::may_have_applied`].
     #[must_use]
-    pub fn with_earlier_attempt_may_have_applied(mut self) -> Error {
-        self.inner.earlier_attempt_may_have_applied = true;
+    pub fn with_may_have_applied(mut self) -> Error {
+        self.inner.may_have_applied = true;
         self
+    }
+
+    /// Sets the client request id (`x-ms-client-request-id`) of the call that failed.
+    #[must_use]
+    pub fn with_client_request_id(mut self, id: impl Into<String>) -> Error {
+        self.inner.client_request_id = Some(id.into());
+        self
+    }
+
+    /// Sets how many times the operation was sent before it failed.
+    #[must_use]
+    pub fn with_attempts(mut self, attempts: u32) -> Error {
+        self.inner.attempts = attempts;
+        self
+    }
+
+    /// A [`ErrorKind::UniqueViolation`]: the write would give `violation`'s value to a
+    /// second entity. The message says which and how to proceed.
+    pub fn unique(violation: UniqueViolation) -> Error {
+        let message = format!(
+            "unique index `{}` of {} already gives the value of row {} (table {}) to entity {}; \
+             the entity {} can't take it too. Nothing was written: choose another value, or \
+             change or delete the current owner first",
+            violation.index,
+            violation.kind,
+            violation.index_key,
+            violation.table,
+            violation.owner,
+            violation.writer,
+        );
+        let mut err = Error::new(ErrorKind::UniqueViolation, message)
+            .with_entity_key(violation.writer.clone());
+        err.inner.unique = Some(Box::new(violation));
+        err
     }
 
     /// Sets the underlying cause.
@@ -389,17 +437,40 @@ impl Error {
         self.inner.request_id.as_deref()
     }
 
-    /// Whether an earlier attempt of this operation may have been applied by the service
-    /// before this error was returned.
+    /// Whether the failed write may nevertheless have been applied.
     ///
-    /// The remote engine retries transient failures. When an attempt timed out or lost
-    /// its connection after the request was sent, the service may have applied it; a
-    /// retry of an insert then fails with [`ErrorKind::EntityAlreadyExists`], a retry of
-    /// a delete with [`ErrorKind::EntityNotFound`], a retry of a conditional update with
-    /// [`ErrorKind::PreconditionFailed`]. Such errors say so here (and in their message)
-    /// instead of pretending the write never happened: read the entity to learn its state.
-    pub fn earlier_attempt_may_have_applied(&self) -> bool {
-        self.inner.earlier_attempt_may_have_applied
+    /// `false` means it certainly was not: the service (or engine) refused it, or it
+    /// never left this process. `true` means an attempt reached the service and its
+    /// answer was lost (a timeout, a broken connection, a `500`/`502`/`504`), so the
+    /// write may have happened; a retry of it may then fail with
+    /// [`ErrorKind::EntityAlreadyExists`], [`ErrorKind::EntityNotFound`] or
+    /// [`ErrorKind::PreconditionFailed`] *because* the first attempt applied. Such
+    /// errors say so here (and in their message) instead of pretending the write
+    /// never happened: read the entity to learn its state.
+    ///
+    /// The typed client settles this itself where it can (a write that keeps index
+    /// rows in other partitions carries a commit marker that tells exactly), and
+    /// returns this mark only when it can't.
+    pub fn may_have_applied(&self) -> bool {
+        self.inner.may_have_applied
+    }
+
+    /// The client request id (`x-ms-client-request-id`) of the call that failed, to
+    /// find it in the service's logs; see `tables_client::ClientRequestId`.
+    pub fn client_request_id(&self) -> Option<&str> {
+        self.inner.client_request_id.as_deref()
+    }
+
+    /// How many times the operation was sent before it failed (the remote engine's
+    /// retries, the typed client's rounds after lost races); `None` when not counted.
+    pub fn attempts(&self) -> Option<u32> {
+        (self.inner.attempts > 0).then_some(self.inner.attempts)
+    }
+
+    /// For [`ErrorKind::UniqueViolation`]: the index, the row holding the value and
+    /// the entity that owns it.
+    pub fn unique_violation(&self) -> Option<&UniqueViolation> {
+        self.inner.unique.as_deref()
     }
 
     /// Whether retrying the same operation may succeed.
@@ -447,8 +518,17 @@ impl fmt::Debug for Error {
         if let Some(id) = &self.inner.request_id {
             d.field("request_id", id);
         }
-        if self.inner.earlier_attempt_may_have_applied {
-            d.field("earlier_attempt_may_have_applied", &true);
+        if let Some(id) = &self.inner.client_request_id {
+            d.field("client_request_id", id);
+        }
+        if self.inner.attempts > 0 {
+            d.field("attempts", &self.inner.attempts);
+        }
+        if self.inner.may_have_applied {
+            d.field("may_have_applied", &true);
+        }
+        if let Some(unique) = &self.inner.unique {
+            d.field("unique_violation", unique);
         }
         if let Some(source) = &self.inner.source {
             d.field("source", source);
@@ -469,9 +549,9 @@ impl fmt::Display for Error {
         if let Some(code) = &self.inner.service_code {
             write!(f, " [{code}]")?;
         }
-        if self.inner.earlier_attempt_may_have_applied {
+        if self.inner.may_have_applied {
             f.write_str(
-                " (an earlier attempt of this operation failed in a way that may have applied it; read the entity to learn its state)",
+                " (the write may have been applied: an attempt reached the service and its answer was lost; read the entity to learn its state)",
             )?;
         }
         Ok(())
@@ -484,6 +564,70 @@ impl std::error::Error for Error {
             .source
             .as_deref()
             .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// What a unique index refused ([`ErrorKind::UniqueViolation`]): the value's index
+/// row is owned by another entity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniqueViolation {
+    kind: String,
+    index: String,
+    table: String,
+    index_key: EntityKey,
+    owner: EntityKey,
+    writer: EntityKey,
+}
+
+impl UniqueViolation {
+    /// `index` of entity kind `kind` keeps the value in row `index_key` of `table`,
+    /// owned by the entity at `owner`; the entity at `writer` tried to take it.
+    pub fn new(
+        kind: impl Into<String>,
+        index: impl Into<String>,
+        table: impl Into<String>,
+        index_key: EntityKey,
+        owner: EntityKey,
+        writer: EntityKey,
+    ) -> UniqueViolation {
+        UniqueViolation {
+            kind: kind.into(),
+            index: index.into(),
+            table: table.into(),
+            index_key,
+            owner,
+            writer,
+        }
+    }
+
+    /// The entity kind declaring the index.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The index name.
+    pub fn index(&self) -> &str {
+        &self.index
+    }
+
+    /// The table of the index row.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The key of the index row, which spells the value.
+    pub fn index_key(&self) -> &EntityKey {
+        &self.index_key
+    }
+
+    /// The key of the entity that owns the value.
+    pub fn owner(&self) -> &EntityKey {
+        &self.owner
+    }
+
+    /// The key of the entity whose write was refused.
+    pub fn writer(&self) -> &EntityKey {
+        &self.writer
     }
 }
 

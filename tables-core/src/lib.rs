@@ -24,7 +24,7 @@ mod write;
 pub use datetime::DateTime;
 pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, UniqueViolation};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
 pub use model::{Entity, EntityUnion, KeyRange, Property, Row, TypedColumn};
 pub use query::{
@@ -33,7 +33,7 @@ pub use query::{
 };
 pub use value::{EdmType, Value};
 pub use write::{
-    validate_batch, IfMatch, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+    validate_batch, IfMatch, PendingUpkeep, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
     MAX_BATCH_OPERATIONS,
 };
 

@@ -1,5 +1,7 @@
 //! Writes: the six write modes, `If-Match`, and the rules of entity group transactions.
 
+use std::sync::Arc;
+
 use crate::datetime::DateTime;
 use crate::entity::{DynamicEntity, ETag, EntityKey};
 use crate::error::{Error, ErrorKind, Result};
@@ -136,6 +138,21 @@ impl WriteOp {
         EntityKey::new(self.partition_key(), self.row_key())
     }
 
+    /// Whether the write can't take effect twice: a second delivery after the first
+    /// applied fails instead of writing again. True for an insert (the second meets
+    /// the row) and for a write conditional on an ETag (the second meets a newer
+    /// one); false for upserts and `IfMatch::Any` writes, which a late or repeated
+    /// delivery could apply again over another client's later write.
+    pub fn is_replay_safe(&self) -> bool {
+        match self {
+            WriteOp::Insert(_) => true,
+            WriteOp::UpsertReplace(_) | WriteOp::UpsertMerge(_) => false,
+            WriteOp::Replace { if_match, .. }
+            | WriteOp::Merge { if_match, .. }
+            | WriteOp::Delete { if_match, .. } => matches!(if_match, IfMatch::Etag(_)),
+        }
+    }
+
     /// Bytes this operation adds to a batch payload, by the service's size estimate.
     pub fn estimated_size(&self) -> usize {
         match self {
@@ -166,13 +183,102 @@ impl WriteOp {
 }
 
 /// What a successful write returns.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+///
+/// Engines fill [`WriteOutcome::etag`], [`WriteOutcome::timestamp`] and
+/// [`WriteOutcome::attempts`]; the typed client also says which client request id
+/// the call carried and whether index upkeep it committed is still pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriteOutcome {
-    /// The new ETag (`None` after a delete).
+    /// The new ETag. `None` after a delete, and after a write whose answer was lost
+    /// and whose commit the typed client confirmed through its commit marker (the
+    /// version is then unknown: read the entity to learn it).
     pub etag: Option<ETag>,
     /// The new Timestamp (`None` after a delete, or when the endpoint did not say).
     pub timestamp: Option<DateTime>,
+    /// How many times the write was sent: 1 when it went through at once; more when
+    /// the remote engine retried a transient failure or the typed client planned it
+    /// again after losing a race to a concurrent writer.
+    pub attempts: u32,
+    /// The `x-ms-client-request-id` every request of the call carried (the typed
+    /// client sets one per call), to find the call in the service's logs.
+    pub client_request_id: Option<String>,
+    /// Index rows in other partitions or tables that the write committed to keep but
+    /// could not write yet: its intent waits for `reconcile()`. `None` when every
+    /// index row is in step.
+    pub pending_upkeep: Option<PendingUpkeep>,
 }
+
+impl WriteOutcome {
+    /// The outcome of a write sent once, with its new ETag and Timestamp.
+    pub fn new(etag: Option<ETag>, timestamp: Option<DateTime>) -> WriteOutcome {
+        WriteOutcome {
+            etag,
+            timestamp,
+            ..WriteOutcome::default()
+        }
+    }
+}
+
+impl Default for WriteOutcome {
+    fn default() -> WriteOutcome {
+        WriteOutcome {
+            etag: None,
+            timestamp: None,
+            attempts: 1,
+            client_request_id: None,
+            pending_upkeep: None,
+        }
+    }
+}
+
+/// Index upkeep a committed write left for later ([`WriteOutcome::pending_upkeep`]):
+/// the intent row that records it, and why applying it failed. `reconcile()` (or the
+/// next write of the same entity) finishes it; until then lookups through the
+/// affected indexes may miss the entity or find its old values.
+#[derive(Debug, Clone)]
+pub struct PendingUpkeep {
+    table: String,
+    intent: EntityKey,
+    error: Arc<Error>,
+}
+
+impl PendingUpkeep {
+    /// Upkeep recorded by the intent at `intent` in `table`, left after `error`.
+    pub fn new(table: impl Into<String>, intent: EntityKey, error: Error) -> PendingUpkeep {
+        PendingUpkeep {
+            table: table.into(),
+            intent,
+            error: Arc::new(error),
+        }
+    }
+
+    /// The table holding the intent row (the written entity's table).
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The key of the intent row (in the written entity's partition).
+    pub fn intent(&self) -> &EntityKey {
+        &self.intent
+    }
+
+    /// Why the upkeep could not finish.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+}
+
+impl PartialEq for PendingUpkeep {
+    fn eq(&self, other: &PendingUpkeep) -> bool {
+        self.table == other.table
+            && self.intent == other.intent
+            && self.error.kind() == other.error.kind()
+            && self.error.message() == other.error.message()
+    }
+}
+
+impl Eq for PendingUpkeep {}
 
 /// Checks a batch against the entity group transaction rules before anything is sent
 /// or written: 1 to 100 operations, one PartitionKey, each RowKey at most once, every

@@ -180,7 +180,7 @@ impl Success {
             .as_ref()
             .and_then(ETag::timestamp)
             .or(self.body_time);
-        WriteOutcome { etag, timestamp }
+        WriteOutcome::new(etag, timestamp)
     }
 
     fn render(&self, style: &Style, index: usize) -> Vec<String> {
@@ -568,10 +568,7 @@ proptest! {
         body.extend_from_slice(b"--changesetresponse_x--\r\n--batchresponse_x--\r\n");
         let ct = "multipart/mixed; boundary=batchresponse_x";
         let outcomes = parse_batch_response(ct, &body, ops.len()).unwrap();
-        let expected = WriteOutcome {
-            etag: Some(ETag::from_timestamp(etag_time)),
-            timestamp: Some(etag_time),
-        };
+        let expected = WriteOutcome::new(Some(ETag::from_timestamp(etag_time)), Some(etag_time));
         prop_assert_eq!(outcomes, vec![expected; ops.len()]);
     }
 }

@@ -86,8 +86,10 @@ impl Fault {
     }
 
     /// Performs the targeted calls, then reports an error of `kind`: the change is
-    /// made but the caller is told it failed, as when a response is lost. If the call
-    /// fails on its own, its own error is returned.
+    /// made but the caller is told it failed, as when a response is lost. The error
+    /// says so ([`Error::may_have_applied`]), as the remote engine's errors do after
+    /// a lost answer, so the layers above can tell it from a refused write. If the
+    /// call fails on its own, its own error is returned.
     pub fn fail_after_applying(kind: ErrorKind) -> Fault {
         Fault::with_action(Action::FailAfter(kind))
     }
@@ -298,7 +300,7 @@ impl Faults {
                             fail.get_or_insert_with(|| injected(k));
                         }
                         Action::FailAfter(k) => {
-                            after.get_or_insert_with(|| injected(k));
+                            after.get_or_insert_with(|| injected(k).with_may_have_applied());
                         }
                     }
                 }

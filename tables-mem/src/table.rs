@@ -169,10 +169,7 @@ fn apply(rows: &mut Rows, op: &WriteOp, change: Change) {
 fn outcome(op: &WriteOp, timestamp: DateTime, etag: &ETag) -> WriteOutcome {
     match op {
         WriteOp::Delete { .. } => WriteOutcome::default(),
-        _ => WriteOutcome {
-            etag: Some(etag.clone()),
-            timestamp: Some(timestamp),
-        },
+        _ => WriteOutcome::new(Some(etag.clone()), Some(timestamp)),
     }
 }
 
@@ -200,23 +197,27 @@ pub(crate) fn write(
 pub(crate) fn batch(
     rows: &mut Rows,
     ops: &[WriteOp],
-    stamp: impl FnOnce() -> DateTime,
+    mut stamp: impl FnMut() -> DateTime,
 ) -> Result<Vec<WriteOutcome>> {
     // `validate_batch` guarantees each key at most once, so every operation sees the
     // state before the batch: checking each against the current rows is exact.
     for (index, op) in ops.iter().enumerate() {
         check(op, rows.get(&probe(op) as &dyn KeyRef)).map_err(|e| e.with_batch_index(index))?;
     }
-    let timestamp = stamp();
-    let etag = ETag::from_timestamp(timestamp);
+    // Each row gets its own timestamp, so its own ETag: the service doesn't promise
+    // one Timestamp per transaction (docs/service-behaviour.md, "Timestamps in an entity
+    // group transaction"), and code must never use one row's ETag for another.
     let mut changes = Vec::with_capacity(ops.len());
+    let mut outcomes = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {
+        let timestamp = stamp();
+        let etag = ETag::from_timestamp(timestamp);
         let current = rows.get(&probe(op) as &dyn KeyRef);
         let change = build(op, current, timestamp, &etag)
             .map_err(|e| e.with_batch_index(index).with_entity_key(op.key()))?;
         changes.push(change);
+        outcomes.push(outcome(op, timestamp, &etag));
     }
-    let outcomes = ops.iter().map(|op| outcome(op, timestamp, &etag)).collect();
     for (op, change) in ops.iter().zip(changes) {
         apply(rows, op, change);
     }

@@ -161,3 +161,38 @@ async fn a_batch_on_a_missing_table_is_table_not_found() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TableNotFound);
 }
+
+/// The service doesn't give one Timestamp to a whole transaction (see
+/// docs/service-behaviour.md, "Timestamps in an entity group transaction"): every
+/// row gets its own, so one row's ETag never passes as another's.
+#[tokio::test]
+async fn every_row_of_a_batch_gets_its_own_etag() {
+    let engine = engine_with(&["1"]).await;
+    let ops = vec![
+        WriteOp::Insert(DynamicEntity::new("p", "0").with("v", 1)),
+        WriteOp::Merge {
+            entity: DynamicEntity::new("p", "1").with("w", 1),
+            if_match: IfMatch::Any,
+        },
+        put("2", 2),
+    ];
+    let outcomes = engine.submit_batch(T, &ops).await.unwrap();
+    let etags: Vec<ETag> = outcomes.iter().map(|o| o.etag.clone().unwrap()).collect();
+    for (i, a) in etags.iter().enumerate() {
+        for b in &etags[i + 1..] {
+            assert_ne!(a, b, "two rows of one batch share an ETag");
+        }
+    }
+    // Row 0's ETag is no precondition for row 2.
+    let err = engine
+        .write(
+            T,
+            &WriteOp::Replace {
+                entity: DynamicEntity::new("p", "2"),
+                if_match: IfMatch::Etag(etags[0].clone()),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
+}

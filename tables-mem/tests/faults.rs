@@ -112,6 +112,7 @@ async fn fail_after_applying_reports_an_error_for_a_write_that_happened() {
     engine.write(T, &insert("1")).await.unwrap();
     let err = engine.submit_batch(T, &[insert("2")]).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert!(err.may_have_applied(), "a lost answer says so: {err:?}");
     assert!(exists(&engine, "2").await, "the batch was applied");
     // A retry of the lost insert now meets the applied row.
     let err = engine.write(T, &insert("2")).await.unwrap_err();
@@ -127,6 +128,7 @@ async fn a_call_that_fails_on_its_own_keeps_its_own_error() {
         .inject(Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::Write));
     let err = engine.write(T, &insert("1")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+    assert!(!err.may_have_applied(), "a refused write is not marked");
 }
 
 // Paused time: the delay elapses only once every other task is idle, so the

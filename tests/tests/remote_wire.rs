@@ -128,7 +128,7 @@ async fn retries_are_exhausted_on_a_failing_server() {
         .await
         .expect_err("always 500");
     assert_eq!(err.kind(), ErrorKind::Server);
-    assert!(err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
     assert_eq!(server.request_count(), attempts);
 
     // A 503 turns the request away before any work: nothing may have been applied.
@@ -138,7 +138,7 @@ async fn retries_are_exhausted_on_a_failing_server() {
         .await
         .expect_err("always 503");
     assert_eq!(err.kind(), ErrorKind::Throttled);
-    assert!(!err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(!err.may_have_applied(), "{err:?}");
     assert_eq!(server.request_count(), attempts);
 
     // No retries at all under RetryPolicy::none().
@@ -208,7 +208,7 @@ async fn client_errors_are_not_retried_and_keep_their_kinds() {
         assert_eq!(err.service_code(), Some(code));
         assert_eq!(err.request_id(), Some("rid-4711"), "{code}");
         assert_eq!(err.entity_key(), Some(&key("p", "r")), "{code}");
-        assert!(!err.earlier_attempt_may_have_applied(), "{code}: {err:?}");
+        assert!(!err.may_have_applied(), "{code}: {err:?}");
         assert_eq!(
             server.request_count(),
             1,
@@ -317,21 +317,21 @@ async fn insert_retried_after_a_lost_answer_says_it_may_have_applied() {
         .await
         .expect_err("409 on the retry");
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
-    assert!(err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
     assert_eq!(server.request_count(), 2);
 
     // The contrast: a conflict on the first attempt is a plain conflict.
     let (_server, engine) = always(|| error_reply(409, "EntityAlreadyExists")).await;
     let err = engine.write(TABLE, &insert("r")).await.expect_err("409");
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
-    assert!(!err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(!err.may_have_applied(), "{err:?}");
 }
 
 #[tokio::test]
 async fn delete_retried_after_a_lost_answer_says_it_may_have_applied() {
     let delete = WriteOp::Delete {
         key: key("p", "r"),
-        if_match: IfMatch::Any,
+        if_match: IfMatch::Etag(tables_client::ETag::new(ETAG)),
     };
     let (server, engine) = dropped_then(|| error_reply(404, "ResourceNotFound")).await;
     let err = engine
@@ -339,13 +339,118 @@ async fn delete_retried_after_a_lost_answer_says_it_may_have_applied() {
         .await
         .expect_err("404 on the retry");
     assert_eq!(err.kind(), ErrorKind::EntityNotFound);
-    assert!(err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
     assert_eq!(server.request_count(), 2);
 
     let (_server, engine) = always(|| error_reply(404, "ResourceNotFound")).await;
     let err = engine.write(TABLE, &delete).await.expect_err("404");
     assert_eq!(err.kind(), ErrorKind::EntityNotFound);
-    assert!(!err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(!err.may_have_applied(), "{err:?}");
+}
+
+/// Writes a second delivery could apply again (upserts, `If-Match: *`) are not
+/// retried once an attempt may have been applied: the retry, or a late copy of the
+/// first attempt, could land over another client's later write. The error says the
+/// write may have applied. Turned away before any work (503), they are retried.
+#[tokio::test]
+async fn writes_that_could_apply_twice_are_not_retried_after_a_lost_answer() {
+    let unsafe_writes = [
+        WriteOp::UpsertReplace(sample("p", "r")),
+        WriteOp::UpsertMerge(sample("p", "r")),
+        WriteOp::Replace {
+            entity: sample("p", "r"),
+            if_match: IfMatch::Any,
+        },
+        WriteOp::Merge {
+            entity: sample("p", "r"),
+            if_match: IfMatch::Any,
+        },
+        WriteOp::Delete {
+            key: key("p", "r"),
+            if_match: IfMatch::Any,
+        },
+    ];
+    for write in &unsafe_writes {
+        assert!(!write.is_replay_safe(), "{write:?}");
+        let (server, engine) = dropped_then(no_content).await;
+        let err = engine.write(TABLE, write).await.expect_err("lost answer");
+        assert_eq!(err.kind(), ErrorKind::Transport, "{write:?}: {err:?}");
+        assert!(err.may_have_applied(), "{write:?}: {err:?}");
+        assert_eq!(err.attempts(), Some(1));
+        assert_eq!(server.request_count(), 1, "{write:?}: not retried");
+
+        let (server, engine) = always_then_ok(503, "ServerBusy").await;
+        engine
+            .write(TABLE, write)
+            .await
+            .expect("retried after a 503");
+        assert_eq!(server.request_count(), 2, "{write:?}");
+    }
+    // A batch with one operation that can't apply twice is safe as a whole: a second
+    // delivery fails atomically. Only upserts: not retried.
+    let upserts = [
+        WriteOp::UpsertReplace(sample("p", "a")),
+        WriteOp::UpsertReplace(sample("p", "b")),
+    ];
+    let (server, engine) =
+        dropped_then(|| batch_reply(&[batch_ok_part(0), batch_ok_part(1)])).await;
+    let err = engine
+        .submit_batch(TABLE, &upserts)
+        .await
+        .expect_err("lost answer");
+    assert!(err.may_have_applied(), "{err:?}");
+    assert_eq!(server.request_count(), 1);
+    let mixed = [insert("a"), WriteOp::UpsertReplace(sample("p", "b"))];
+    let (server, engine) =
+        dropped_then(|| batch_reply(&[batch_ok_part(0), batch_ok_part(1)])).await;
+    let outcomes = engine.submit_batch(TABLE, &mixed).await.expect("retried");
+    assert_eq!(server.request_count(), 2);
+    assert!(outcomes.iter().all(|o| o.attempts == 2), "{outcomes:?}");
+}
+
+/// A server that answers `status`/`code` once, then 204.
+async fn always_then_ok(status: u16, code: &'static str) -> (FakeServer, RemoteEngine) {
+    let server = FakeServer::start(move |_, n| match n {
+        0 => error_reply(status, code),
+        _ => no_content(),
+    })
+    .await;
+    let engine = engine(&server);
+    (server, engine)
+}
+
+/// Outcomes and errors count the attempts, and every attempt of a call carries one
+/// client request id: the caller's, or one made for the request.
+#[tokio::test]
+async fn attempts_and_client_request_ids() {
+    let (server, engine) = always_then_ok(503, "ServerBusy").await;
+    let outcome = engine.write(TABLE, &insert("r")).await.expect("retried");
+    assert_eq!(outcome.attempts, 2);
+    let ids: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| {
+            r.header("x-ms-client-request-id")
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(ids[0], ids[1], "the retry carries the same id");
+    assert_eq!(ids[0].len(), 36);
+
+    let (server, engine) = always(|| error_reply(500, "InternalError")).await;
+    let id = tables_client::ClientRequestId::new("my-call-7").unwrap();
+    let err = id
+        .scope(engine.write(TABLE, &insert("r")))
+        .await
+        .expect_err("always 500");
+    assert_eq!(err.attempts(), Some(fast_retry().max_retries + 1));
+    assert_eq!(err.client_request_id(), Some("my-call-7"));
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.header("x-ms-client-request-id") == Some("my-call-7")));
 }
 
 #[tokio::test]
@@ -356,7 +461,7 @@ async fn create_table_retried_after_a_lost_answer_says_it_may_have_applied() {
         .await
         .expect_err("409 on the retry");
     assert_eq!(err.kind(), ErrorKind::TableAlreadyExists);
-    assert!(err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
     assert_eq!(server.request_count(), 2);
 }
 
@@ -372,7 +477,7 @@ async fn batch_retried_after_a_lost_answer_says_it_may_have_applied() {
         .expect_err("conflict on the retry");
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
     assert_eq!(err.batch_index(), Some(0));
-    assert!(err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
     assert_eq!(server.request_count(), 2);
 
     let (_server, engine) = always(conflict).await;
@@ -382,7 +487,7 @@ async fn batch_retried_after_a_lost_answer_says_it_may_have_applied() {
         .expect_err("conflict");
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
     assert_eq!(err.batch_index(), Some(0));
-    assert!(!err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(!err.may_have_applied(), "{err:?}");
 
     // A retried batch that succeeds returns every outcome.
     let (server, engine) =
@@ -409,7 +514,7 @@ async fn refused_connection_is_a_transport_error_that_applied_nothing() {
     let (result, _) = timed(engine.write(TABLE, &insert("r"))).await;
     let err = result.expect_err("nothing listens");
     assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
-    assert!(!err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(!err.may_have_applied(), "{err:?}");
     assert!(err.is_transient());
 }
 
@@ -449,7 +554,7 @@ async fn slow_first_attempt_is_retried() {
     let (result, _) = timed(engine.write(TABLE, &insert("r"))).await;
     let err = result.expect_err("409 on the retry");
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
-    assert!(err.earlier_attempt_may_have_applied(), "{err:?}");
+    assert!(err.may_have_applied(), "{err:?}");
 }
 
 // --- Endpoints ---------------------------------------------------------------

@@ -345,6 +345,8 @@ fn request(method: Method, path: String) -> Request {
         tunnelled_method: None,
         prefer_no_content: false,
         body: None,
+        // Reads; writes set their own.
+        replay_safe: true,
     }
 }
 
@@ -373,7 +375,9 @@ fn write_outcome(response: &Response) -> WriteOutcome {
             .ok()
             .and_then(|e| e.timestamp);
     }
-    WriteOutcome { etag, timestamp }
+    let mut outcome = WriteOutcome::new(etag, timestamp);
+    outcome.attempts = response.attempts;
+    outcome
 }
 
 /// `$select` as sent: the caller's properties plus the keys and Timestamp, which the
@@ -534,6 +538,7 @@ impl Engine for RemoteEngine {
             ),
         };
         req.if_match = op.if_match().map(|m| m.header_value().to_owned());
+        req.replay_safe = op.is_replay_safe();
         if let Some(entity) = op.entity() {
             let mut body = Vec::with_capacity(256);
             odata::encode_entity(entity, &mut body);
@@ -577,16 +582,24 @@ impl Engine for RemoteEngine {
         let mut req = request(Method::POST, "$batch".to_owned());
         req.content_type = Some(Cow::Owned(encoded.content_type));
         req.body = Some(Bytes::from(encoded.body));
+        // Atomic: a second delivery fails as a whole if any operation would.
+        req.replay_safe = ops.iter().any(WriteOp::is_replay_safe);
         let partition = ops.first().map_or("", WriteOp::partition_key);
         let op = Op::new("ExecuteBatch", table).partition(partition);
         let response = self.send(op, req).await?;
         let content_type = response.header("content-type").unwrap_or_default();
-        batch::parse_batch_response(content_type, &response.body, ops.len()).map_err(|e| {
-            if response.earlier_attempt_may_have_applied {
-                e.with_earlier_attempt_may_have_applied()
-            } else {
-                e
-            }
-        })
+        let mut outcomes = batch::parse_batch_response(content_type, &response.body, ops.len())
+            .map_err(|e| {
+                let e = e.with_attempts(response.attempts);
+                if response.may_have_applied {
+                    e.with_may_have_applied()
+                } else {
+                    e
+                }
+            })?;
+        for outcome in &mut outcomes {
+            outcome.attempts = response.attempts;
+        }
+        Ok(outcomes)
     }
 }

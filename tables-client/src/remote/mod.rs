@@ -17,7 +17,7 @@
 //!   503, 504) are retried with exponential backoff and jitter under a
 //!   [`RetryPolicy`], honouring `Retry-After` and `x-ms-retry-after-ms`. A write whose
 //!   earlier attempt may have been applied says so
-//!   ([`Error::earlier_attempt_may_have_applied`](crate::Error::earlier_attempt_may_have_applied)).
+//!   ([`Error::may_have_applied`](crate::Error::may_have_applied)).
 //! - **Tracing:** one `tables.request` span per operation, with OpenTelemetry's
 //!   database-client attributes (`db.system.name`, `db.namespace`,
 //!   `db.collection.name`, `db.operation.name`, `server.address`,

@@ -16,6 +16,7 @@ use super::credential::Credential;
 use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
 use super::sign::{canonical_resource, shared_key_authorization};
+use crate::request_id::ClientRequestId;
 
 /// The REST API version every request asks for.
 pub(crate) const API_VERSION: &str = "2019-02-02";
@@ -59,6 +60,10 @@ pub(crate) struct Request {
     /// The body, if any. `Bytes` clones share the buffer, so a retry resends without
     /// copying.
     pub(crate) body: Option<Bytes>,
+    /// Whether the request can't take effect twice (a read, an insert, a write
+    /// conditional on an ETag, ...): only such a request is retried after an attempt
+    /// that may have been applied. See docs/service-behaviour.md, "Lost answers".
+    pub(crate) replay_safe: bool,
 }
 
 /// A response with a success status (< 300).
@@ -69,7 +74,9 @@ pub(crate) struct Response {
     pub(crate) body: Bytes,
     /// Whether an earlier attempt failed in a way that may have applied the request
     /// (the engine marks errors it finds inside this answer, such as a batch part's).
-    pub(crate) earlier_attempt_may_have_applied: bool,
+    pub(crate) may_have_applied: bool,
+    /// How many attempts the request took, this one included.
+    pub(crate) attempts: u32,
 }
 
 impl Response {
@@ -104,13 +111,21 @@ pub(crate) struct Transport {
 impl Transport {
     /// Sends `request`, retrying transient failures under the retry policy. Returns
     /// the first success (< 300); an error answer becomes the SDK error for its status
-    /// and code, with the request id. If an earlier attempt may have been applied
-    /// (a timeout, a broken connection, a 500/502/504), a final error says so
-    /// ([`Error::earlier_attempt_may_have_applied`]).
+    /// and code, with the request id. If an attempt may have been applied (a timeout,
+    /// a broken connection, a 500/502/504), a final error says so
+    /// ([`Error::may_have_applied`]), and a request that could take effect twice
+    /// (not [`Request::replay_safe`]) is not retried after it.
+    ///
+    /// Every attempt carries the client request id of the current
+    /// [`ClientRequestId`] scope, or one made for this request.
     pub(crate) async fn send(&self, request: &Request) -> Result<Response> {
         let started = Instant::now();
+        let scoped = ClientRequestId::current();
         let mut id_buffer = uuid::Uuid::encode_buffer();
-        let client_request_id = client_request_id(&mut id_buffer);
+        let client_request_id = match &scoped {
+            Some(id) => id.as_str(),
+            None => fresh_client_request_id(&mut id_buffer),
+        };
         let url = self.url(request);
         let mut retries: u32 = 0;
         let mut uncertain = false;
@@ -128,12 +143,13 @@ impl Transport {
                         if retries > 0 {
                             tracing::debug!(retries, "succeeded after retries");
                         }
-                        response.earlier_attempt_may_have_applied = uncertain;
+                        response.may_have_applied = uncertain;
+                        response.attempts = retries + 1;
                         return Ok(response);
                     }
                     let error = answer_error(&response);
                     if !is_retryable_status(response.status) {
-                        return Err(finish(error, uncertain, retries));
+                        return Err(finish(error, uncertain, retries, client_request_id));
                     }
                     let hint = retry_after(&response.headers, SystemTime::now());
                     (error, status_may_have_applied(response.status), hint)
@@ -145,7 +161,14 @@ impl Transport {
             };
             uncertain |= may_have_applied;
             if retries >= self.retry.max_retries {
-                return Err(finish(error, uncertain, retries));
+                return Err(finish(error, uncertain, retries, client_request_id));
+            }
+            if uncertain && !request.replay_safe {
+                tracing::debug!(
+                    "not retrying: the attempt may have been applied, and this request could \
+                     take effect twice"
+                );
+                return Err(finish(error, uncertain, retries, client_request_id));
             }
             let delay = self.retry.delay(retries, hint);
             if started.elapsed() + delay > self.retry.max_elapsed {
@@ -153,7 +176,7 @@ impl Transport {
                     ?delay,
                     "not retrying: the next attempt would pass the retry time budget"
                 );
-                return Err(finish(error, uncertain, retries));
+                return Err(finish(error, uncertain, retries, client_request_id));
             }
             tracing::debug!(
                 retry = retries + 1,
@@ -244,7 +267,8 @@ impl Transport {
                 status,
                 headers,
                 body,
-                earlier_attempt_may_have_applied: false,
+                may_have_applied: false,
+                attempts: 1,
             })
         };
         match tokio::time::timeout(self.request_timeout, exchange).await {
@@ -318,10 +342,10 @@ fn http_date(now: SystemTime) -> HeaderValue {
     })
 }
 
-/// A fresh `x-ms-client-request-id`: a random (v4) UUID, from a fast thread-local
-/// generator. It only has to tell requests apart in logs, so it needs no
-/// cryptographic randomness and no system call.
-fn client_request_id(buffer: &mut [u8]) -> &str {
+/// A fresh `x-ms-client-request-id` for a request sent outside any
+/// [`ClientRequestId`] scope: a random (v4) UUID, from a fast thread-local generator,
+/// written into `buffer` (no allocation).
+fn fresh_client_request_id(buffer: &mut [u8]) -> &str {
     let bytes = fastrand::u128(..).to_le_bytes();
     uuid::Builder::from_random_bytes(bytes)
         .into_uuid()
@@ -380,15 +404,18 @@ fn transport_failure(error: reqwest::Error, timeout: Duration) -> Attempt {
 }
 
 /// The error returned after the last attempt.
-fn finish(error: Error, uncertain: bool, retries: u32) -> Error {
+fn finish(error: Error, uncertain: bool, retries: u32, client_request_id: &str) -> Error {
     let error = if retries > 0 {
         let message = format!("{} (after {} attempts)", error.message(), retries + 1);
         error.with_message(message)
     } else {
         error
     };
+    let error = error
+        .with_attempts(retries + 1)
+        .with_client_request_id(client_request_id);
     if uncertain {
-        error.with_earlier_attempt_may_have_applied()
+        error.with_may_have_applied()
     } else {
         error
     }

@@ -28,6 +28,7 @@ use tables_core::{
     DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOp, WriteOutcome,
 };
 
+use crate::request_id::ClientRequestId;
 use crate::service::TableServiceClient;
 
 pub(crate) use index_entities::{member_key, members_of};
@@ -196,10 +197,28 @@ impl Item {
 }
 
 /// Performs `items` (all in one partition of `table`) as one entity group
-/// transaction with their index upkeep; one outcome per item.
+/// transaction with their index upkeep; one outcome per item. Every request carries
+/// the call's client request id, which the outcomes and the error report.
 ///
 /// Errors carry the failing item's index ([`Error::batch_index`]).
 pub(crate) async fn run(
+    service: &TableServiceClient,
+    table: &str,
+    items: Vec<Item>,
+) -> Result<Vec<WriteOutcome>> {
+    let (id, result) = ClientRequestId::in_call(run_items(service, table, items)).await;
+    match result {
+        Ok(mut outcomes) => {
+            for outcome in &mut outcomes {
+                outcome.client_request_id = Some(id.as_str().to_owned());
+            }
+            Ok(outcomes)
+        }
+        Err(err) => Err(err.with_client_request_id(id.as_str())),
+    }
+}
+
+async fn run_items(
     service: &TableServiceClient,
     table: &str,
     items: Vec<Item>,

@@ -222,7 +222,7 @@ fn outcome(part: &SubResponse<'_>) -> WriteOutcome {
                 .or_else(|| etag.as_ref().and_then(ETag::timestamp));
         }
     }
-    WriteOutcome { etag, timestamp }
+    WriteOutcome::new(etag, timestamp)
 }
 
 /// One sub-request of a `$batch` request body, as [`parse_batch_request`] reads it.
