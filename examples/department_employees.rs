@@ -32,7 +32,7 @@ struct Department {
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
 struct Employee {
     department: String,
     employee_id: u32,

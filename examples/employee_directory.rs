@@ -25,8 +25,8 @@ const TABLE: &str = "Employees";
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
     name = "by_email",
     partition_key = "email_{email}",
     row_key = "employee",

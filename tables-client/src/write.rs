@@ -26,7 +26,7 @@ impl<T: Row> Table<T> {
     ///
     /// #[derive(Entity, Debug, Clone, PartialEq)]
     /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]
-    /// #[entity(index(name = "email", row_key = "email_{email}"))]
+    /// #[entity(unique_index(name = "email", row_key = "email_{email}"))]
     /// pub struct Employee { pub department: String, pub id: u32, pub email: String }
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

@@ -189,6 +189,8 @@ pub(crate) struct Index {
     /// `include(a, b)`: the fields a partial copy carries (indexes into `fields`);
     /// `None` is a full copy. Always `None` for index entities.
     pub(crate) include: Option<Vec<usize>>,
+    /// `unique`: at most one entity per value (copies only).
+    pub(crate) unique: bool,
     /// Whether every row of this index lands in the primary's partition of the
     /// primary's table: no `table`, and the PartitionKey template is absent or equal
     /// (same segments) to the primary's. Computed by `attr/`.

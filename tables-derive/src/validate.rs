@@ -31,6 +31,7 @@ pub(crate) fn entity(model: &EntityModel) -> syn::Result<()> {
     names::index_names(model, &mut errors);
     names::helper_clashes(model, &mut errors);
     keys::collisions(model, &mut errors);
+    keys::copies_distinct(model, &mut errors);
     names::property_names(model, &mut errors);
     names::column_names(model, &mut errors);
     errors.finish()

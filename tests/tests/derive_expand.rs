@@ -360,15 +360,15 @@ fn range_helpers_cover_fixed_width_placeholders() {
     rename_all = "PascalCase"
 )]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
     name = "by_email",
     table = "EmployeesByEmail",
     partition_key = "email_{department}",
     row_key = "{email}",
     include(first_name)
 ))]
-#[entity(index(name = "nick", row_key = "nick_{nickname}"))]
+#[entity(unique_index(name = "nick", row_key = "nick_{nickname}"))]
 #[entity(index_entity(name = "last_name", row_key = "lastname_{last_name}"))]
 #[entity(index_entity(name = "team", partition_key = "teams", row_key = "team_{team}"))]
 struct Employee {
@@ -771,7 +771,7 @@ pub mod strict {
     /// A ticket.
     #[derive(Entity, Debug, Clone, PartialEq)]
     #[entity(partition_key = "{queue}", row_key = "t_{opened:rticks}_{number:08}")]
-    #[entity(index(name = "by_status", row_key = "status_{status}_{number:08}"))]
+    #[entity(unique_index(name = "by_status", row_key = "status_{status}_{number:08}"))]
     #[entity(index_entity(name = "owner", row_key = "owner_{owner}"))]
     pub struct Ticket {
         /// Queue.

@@ -24,8 +24,8 @@ struct Address {
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", version = 1, rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
     name = "by_email",
     table = "EmployeesByEmail",
     partition_key = "email_{department}",
@@ -271,7 +271,7 @@ async fn email_index_is_written_with_the_primary_and_found_by_point_query(engine
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "SpreadEmployee")]
 #[entity(partition_key = "empid_{department}", row_key = "{employee_id:06}")]
-#[entity(index(
+#[entity(unique_index(
     name = "email",
     partition_key = "email_{department}",
     row_key = "{email}"

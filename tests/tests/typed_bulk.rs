@@ -25,7 +25,7 @@ use tables_tests::{Forward, Forwarding};
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Staff", rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
 struct Staff {
     department: String,
     employee_id: u32,
@@ -49,7 +49,7 @@ struct Sample {
     partition_key = "{department}",
     row_key = "empid_{employee_id:06}"
 )]
-#[entity(index(
+#[entity(unique_index(
     name = "by_email",
     table = "SpreadByEmail",
     partition_key = "email_{department}",

@@ -45,7 +45,7 @@ impl<T: Row> Table<T> {
     ///
     /// #[derive(Entity, Debug, Clone, PartialEq)]
     /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]
-    /// #[entity(index(name = "by_email", table = "EmployeesByEmail", partition_key = "email", row_key = "{email}"))]
+    /// #[entity(unique_index(name = "by_email", table = "EmployeesByEmail", partition_key = "email", row_key = "{email}"))]
     /// pub struct Employee { pub department: String, pub id: u32, pub email: String }
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

@@ -228,6 +228,7 @@ mod tests {
         partition_key: "{department}",
         row_key: "email_{email}",
         include: None,
+        unique: true,
         same_partition: true,
     };
     static PARTIAL: IndexSchema = IndexSchema {
@@ -237,6 +238,7 @@ mod tests {
         partition_key: "email_{department}",
         row_key: "{email}",
         include: Some(&["LastName"]),
+        unique: true,
         same_partition: false,
     };
 

@@ -20,6 +20,7 @@ mod keypart;
 mod property;
 mod range;
 mod reader;
+mod registry;
 mod schema;
 
 pub use column::{Operand, TypedColumn};
@@ -27,6 +28,7 @@ pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
 pub use keypart::{KeyInt, KeyText, KeyTime};
 pub use property::Property;
 pub use range::KeyRange;
+pub use registry::check_writer;
 pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
 
 use crate::entity::{DynamicEntity, EntityKey};
@@ -49,6 +51,8 @@ pub mod __private {
         finish_partition_key, finish_row_key, write_literal, write_padded, write_rticks,
         write_signed, write_str_part, write_text, write_ticks, KeyReader,
     };
+    pub use super::registry::Registration;
+    pub use inventory;
 }
 
 /// The property holding a row's discriminator.

@@ -67,6 +67,11 @@ pub struct IndexSchema {
     pub row_key: &'static str,
     /// A partial copy's property names (`include(..)`); `None` copies every property.
     pub include: Option<&'static [&'static str]>,
+    /// Whether the index is `unique`: at most one entity may hold a value, and a
+    /// write that would give it to a second one fails with
+    /// [`crate::ErrorKind::UniqueViolation`]. A copy index that is not unique has
+    /// keys built from every primary-key field, so two entities never share a row.
+    pub unique: bool,
     /// Whether every index row lands in its primary's partition and table, so the
     /// client can write it in the primary's entity group transaction.
     pub same_partition: bool,

@@ -2,17 +2,17 @@
 //! indexes bound to the fields.
 
 use super::field::{self, FieldAttrs};
-use super::index::{self, bind_index, RawIndex};
+use super::index::{self, bind_index, Declared, RawIndex};
 use super::template::{self, UnrawString};
 use super::{
     crate_value, for_each_key, no_generics, path_list, skip_value, string_value, unknown_key, Once,
     RenameRule,
 };
 use crate::error::{did_you_mean, Errors};
-use crate::model::{Codec, EntityModel, Field, IndexKind, KeyUse, Segment, Template};
+use crate::model::{Codec, EntityModel, Field, KeyUse, Segment, Template};
 
 /// The keys a struct's `#[entity(..)]` accepts.
-const ENTITY_KEYS: [&str; 9] = [
+const ENTITY_KEYS: [&str; 10] = [
     "kind",
     "version",
     "upgrade_from",
@@ -21,6 +21,7 @@ const ENTITY_KEYS: [&str; 9] = [
     "rename_all",
     "crate",
     "index",
+    "unique_index",
     "index_entity",
 ];
 
@@ -221,10 +222,13 @@ fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
             "crate" if c.krate.claim(meta, key, errors) => c.krate.set(crate_value(meta, errors)?),
             "index" => c
                 .indexes
-                .extend(index::parse(meta, IndexKind::Copy, errors)?),
+                .extend(index::parse(meta, Declared::Index, errors)?),
+            "unique_index" => c
+                .indexes
+                .extend(index::parse(meta, Declared::UniqueIndex, errors)?),
             "index_entity" => c
                 .indexes
-                .extend(index::parse(meta, IndexKind::List, errors)?),
+                .extend(index::parse(meta, Declared::IndexEntity, errors)?),
             known if ENTITY_KEYS.contains(&known) => skip_value(meta)?,
             misplaced if FIELD_ONLY.contains(&misplaced) => {
                 errors.push_spanned(
@@ -365,7 +369,7 @@ mod tests {
     use syn::parse_quote;
 
     use super::*;
-    use crate::model::{DefaultValue, KeyForm, TypeShape};
+    use crate::model::{DefaultValue, IndexKind, KeyForm, TypeShape};
 
     fn errors(input: syn::DeriveInput) -> Vec<String> {
         match entity(&input) {

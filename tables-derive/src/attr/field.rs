@@ -16,7 +16,7 @@ use crate::model::{Codec, DefaultValue, Field};
 const FIELD_KEYS: [&str; 6] = ["rename", "skip", "json", "default", "with", "column"];
 
 /// Keys that belong on the struct: named in the error when written on a field.
-const CONTAINER_ONLY: [&str; 9] = [
+const CONTAINER_ONLY: [&str; 10] = [
     "kind",
     "version",
     "upgrade_from",
@@ -25,6 +25,7 @@ const CONTAINER_ONLY: [&str; 9] = [
     "rename_all",
     "crate",
     "index",
+    "unique_index",
     "index_entity",
 ];
 

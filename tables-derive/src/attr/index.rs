@@ -11,7 +11,7 @@ use super::{key_name, string_value, unknown_key, Once};
 use crate::error::{did_you_mean, Errors};
 use crate::model::{Codec, Field, Index, IndexKind, KeyUse, Segment, Template};
 
-/// Keys of `index(..)`.
+/// Keys of `index(..)` and `unique_index(..)`.
 const INDEX_KEYS: [&str; 5] = ["name", "table", "partition_key", "row_key", "include"];
 /// Keys of `index_entity(..)`.
 const INDEX_ENTITY_KEYS: [&str; 4] = ["name", "table", "partition_key", "row_key"];
@@ -25,27 +25,49 @@ pub(crate) struct RawIndex {
     pub(crate) row_key: syn::LitStr,
     /// The `include` keyword and the field names listed.
     pub(crate) include: Option<(Span, Vec<syn::Ident>)>,
+    /// Declared as `unique_index(..)`.
+    pub(crate) unique: bool,
 }
 
-/// Reads `index(..)` or `index_entity(..)`; `None` (with errors recorded) when a
-/// required key is missing.
+/// The three ways to declare an index.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Declared {
+    /// `index(..)`: copies whose keys hold the primary key.
+    Index,
+    /// `unique_index(..)`: copies, at most one entity per value.
+    UniqueIndex,
+    /// `index_entity(..)`: one row per value listing its entities.
+    IndexEntity,
+}
+
+/// Reads `index(..)`, `unique_index(..)` or `index_entity(..)`; `None` (with errors
+/// recorded) when a required key is missing.
 pub(crate) fn parse(
     meta: &ParseNestedMeta<'_>,
-    kind: IndexKind,
+    declared: Declared,
     errors: &mut Errors,
 ) -> syn::Result<Option<RawIndex>> {
     let keyword = meta.path.span();
-    let (word, keys, example) = match kind {
-        IndexKind::Copy => (
+    let (word, keys, example) = match declared {
+        Declared::Index => (
             "index",
             &INDEX_KEYS[..],
-            "index(name = \"email\", row_key = \"email_{email}\")",
+            "index(name = \"email\", row_key = \"email_{email}_{employee_id:06}\")",
         ),
-        IndexKind::List => (
+        Declared::UniqueIndex => (
+            "unique_index",
+            &INDEX_KEYS[..],
+            "unique_index(name = \"email\", row_key = \"email_{email}\")",
+        ),
+        Declared::IndexEntity => (
             "index_entity",
             &INDEX_ENTITY_KEYS[..],
             "index_entity(name = \"last_name\", row_key = \"lastname_{last_name}\")",
         ),
+    };
+    let kind = match declared {
+        Declared::Index | Declared::UniqueIndex => IndexKind::Copy,
+        Declared::IndexEntity => IndexKind::List,
     };
     if !meta.input.peek(syn::token::Paren) {
         errors.push(
@@ -89,6 +111,20 @@ pub(crate) fn parse(
                 super::skip_value(&inner)?;
             }
             "include" if include.claim(&inner, &key, errors) => include.set(include_list(&inner, errors)?),
+            "unique" => {
+                errors.push_spanned(
+                    &inner.path,
+                    match declared {
+                        Declared::IndexEntity => "`unique` doesn't apply to an index entity, which lists \
+                            every entity with a value, however many; for at most one entity per value, \
+                            declare `unique_index(name = .., row_key = ..)`",
+                        Declared::Index => "`unique` is not a key of `index(..)`: declare a unique index \
+                            as `unique_index(name = .., row_key = ..)`",
+                        Declared::UniqueIndex => "`unique_index(..)` is unique already: remove `unique`",
+                    },
+                );
+                super::skip_value(&inner)?;
+            }
             known if keys.contains(&known) => super::skip_value(&inner)?,
             unknown => misspelled.extend(unknown_key(&inner, unknown, &format!("`{word}` key"), keys, errors)?),
         }
@@ -116,6 +152,7 @@ pub(crate) fn parse(
         partition_key: partition_key.into_inner(),
         row_key,
         include: include.into_inner(),
+        unique: declared == Declared::UniqueIndex,
     }))
 }
 
@@ -208,6 +245,7 @@ pub(crate) fn bind_index(
         partition_key_given,
         row_key,
         include,
+        unique: raw.unique,
         same_partition,
     })
 }
@@ -346,6 +384,39 @@ mod tests {
                 }
             ),
             &["`index` takes its keys in parentheses"],
+        );
+        for (declaration, message) in [
+            (
+                quote::quote!(index_entity(name = "i", row_key = "i_{a:03}", unique)),
+                "`unique` doesn't apply to an index entity",
+            ),
+            (
+                quote::quote!(index(name = "i", row_key = "i_{a:03}", unique)),
+                "`unique` is not a key of `index(..)`: declare a unique index as `unique_index(",
+            ),
+            (
+                quote::quote!(unique_index(name = "i", row_key = "i_{a:03}", unique)),
+                "`unique_index(..)` is unique already",
+            ),
+        ] {
+            one_error(
+                parse_quote!(
+                    #[entity(partition_key = "p", row_key = "r", #declaration)]
+                    struct E {
+                        a: u8,
+                    }
+                ),
+                &[message],
+            );
+        }
+        one_error(
+            parse_quote!(
+                #[entity(partition_key = "p", row_key = "r", unique_index(row_key = "i_{a:03}"))]
+                struct E {
+                    a: u8,
+                }
+            ),
+            &["`unique_index(..)` is missing `name = \"..\"`"],
         );
         for table in ["my-table", "ab", "1abc", "tables"] {
             one_error(

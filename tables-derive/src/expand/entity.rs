@@ -49,6 +49,15 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         }
 
         #row
+
+        // Registered when the program is linked, so a write through another type of
+        // this kind that lacks its indexes (a projection, an older version) is refused.
+        #p::inventory::submit! {
+            #p::Registration {
+                type_name: ::core::concat!(::core::module_path!(), "::", ::core::stringify!(#ident)),
+                schema: <#ident as #p::Entity>::schema,
+            }
+        }
     })
 }
 

@@ -62,6 +62,7 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
             None => quote!(::core::option::Option::None),
         };
         let same_partition = index.same_partition;
+        let unique = index.unique;
         quote! {
             #p::IndexSchema {
                 name: #name,
@@ -70,6 +71,7 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
                 partition_key: #partition_key,
                 row_key: #row_key,
                 include: #include,
+                unique: #unique,
                 same_partition: #same_partition,
             }
         }

@@ -51,6 +51,7 @@ fn index(name: &str, kind: IndexKind, pk: Template, rk: Template) -> Index {
         partition_key_given: false,
         row_key: rk,
         include: None,
+        unique: kind == IndexKind::Copy,
         same_partition: true,
     }
 }

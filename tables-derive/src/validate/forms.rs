@@ -261,23 +261,25 @@ mod tests {
     #[test]
     fn a_good_entity_passes() {
         let errors = entity_errors(parse_quote! {
-            #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-            #[entity(index(name = "email", row_key = "email_{email}"))]
-            #[entity(index(name = "by_email", table = "EmployeesByEmail", partition_key = "email_{department}",
-                           row_key = "{email}", include(first_name)))]
-            #[entity(index_entity(name = "last_name", row_key = "lastname_{last_name}"))]
-            #[entity(index(name = "by_boss", table = "ByBoss", partition_key = "{boss}", row_key = "{employee_id:06}"))]
-            struct Employee {
-                department: String,
-                employee_id: u32,
-                first_name: String,
-                last_name: String,
-                email: String,
-                boss: Option<uuid::Uuid>,
-                #[entity(json)] address: Address,
-                #[entity(skip)] scratch: Option<String>,
-            }
-        });
+                    #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
+                    #[entity(unique_index(name = "email", row_key = "email_{email}"))]
+                    #[entity(unique_index(name = "by_email", table = "EmployeesByEmail", partition_key = "email_{department}",
+                                   row_key = "{email}", include(first_name)
+        ))]
+                    #[entity(index_entity(name = "last_name", row_key = "lastname_{last_name}"))]
+                    #[entity(index(name = "by_boss", table = "ByBoss", partition_key = "{boss}",
+                                   row_key = "{department}_{employee_id:06}"))]
+                    struct Employee {
+                        department: String,
+                        employee_id: u32,
+                        first_name: String,
+                        last_name: String,
+                        email: String,
+                        boss: Option<uuid::Uuid>,
+                        #[entity(json)] address: Address,
+                        #[entity(skip)] scratch: Option<String>,
+                    }
+                });
         assert_eq!(errors, Vec::<String>::new());
         let errors = entity_errors(parse_quote! {
             #[entity(partition_key = "{employee_id}", row_key = "{submitted:rticks}_{expense_id}")]

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use super::forms::placeholder_text;
 use super::{templates, Owner, Site};
+use crate::attr::template::UnrawString as _;
 use crate::error::Errors;
-use crate::model::{EntityModel, KeyForm, Segment, Template};
+use crate::model::{EntityModel, IndexKind, KeyForm, Segment, Template};
 
 /// Most UTF-16 code units in a key (1 KiB as UTF-16), as the service and
 /// `tables-core` count.
@@ -244,6 +245,56 @@ pub(crate) fn collisions(model: &EntityModel, errors: &mut Errors) {
     }
 }
 
+/// Rule 20: a copy index that is not a `unique_index` must not let two entities
+/// write one index row, so its templates hold every field of the primary key.
+pub(crate) fn copies_distinct(model: &EntityModel, errors: &mut Errors) {
+    // The primary key's placeholders, in template order.
+    let primary: Vec<(usize, KeyForm)> = [&model.partition_key, &model.row_key]
+        .into_iter()
+        .flat_map(|template| &template.segments)
+        .filter_map(|segment| match segment {
+            Segment::Field(p) => Some((p.field, p.form)),
+            Segment::Literal(_) => None,
+        })
+        .collect();
+    for index in &model.indexes {
+        if index.kind != IndexKind::Copy || index.unique {
+            continue;
+        }
+        let used: Vec<usize> = template_fields(&index.partition_key)
+            .chain(template_fields(&index.row_key))
+            .collect();
+        let missing: Vec<(String, String)> = primary
+            .iter()
+            .filter(|(field, _)| !used.contains(field))
+            .filter_map(|&(field, form)| {
+                let name = model.fields.get(field)?.ident.unraw_string();
+                let placeholder = placeholder_text(&name, form);
+                Some((format!("`{name}`"), format!("`{placeholder}`")))
+            })
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let (names, placeholders): (Vec<String>, Vec<String>) = missing.into_iter().unzip();
+        errors.push(
+            index.name_span,
+            format!(
+                "index `{}` would let two entities write the same index row: its keys lack {} of the \
+                 primary key, so two entities with equal indexed values would overwrite each other's \
+                 copy. Choose one: make it a `unique_index(name = \"{}\", ..)` (a second entity \
+                 with the same value then fails with ErrorKind::UniqueViolation), add {} to its \
+                 partition_key or row_key, or keep a list of the entities per value with \
+                 `index_entity(..)`",
+                index.name,
+                names.join(" and "),
+                index.name,
+                placeholders.join(" and "),
+            ),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use syn::parse_quote;
@@ -404,7 +455,7 @@ mod tests {
                 #[entity(
                     partition_key = "{d}",
                     row_key = "{id:06}",
-                    index(name = "email", row_key = "{email}")
+                    unique_index(name = "email", row_key = "{email}")
                 )]
                 struct E {
                     d: String,
@@ -420,13 +471,13 @@ mod tests {
         assert_one_error(
             parse_quote!(
                 #[entity(partition_key = "{d}", row_key = "id_{id:06}")]
-                #[entity(index(
+                #[entity(unique_index(
                     name = "a",
                     table = "Other",
                     partition_key = "{email}",
                     row_key = "x_{id:06}"
                 ))]
-                #[entity(index(
+                #[entity(unique_index(
                     name = "b",
                     table = "Other",
                     partition_key = "{d}",
@@ -443,13 +494,13 @@ mod tests {
         // Different tables, or row keys with distinct literal prefixes: no clash.
         assert!(entity_errors(parse_quote!(
             #[entity(partition_key = "{d}", row_key = "id_{id:06}")]
-            #[entity(index(
+            #[entity(unique_index(
                 name = "a",
                 table = "Other",
                 partition_key = "{email}",
                 row_key = "{id:06}"
             ))]
-            #[entity(index(name = "b", partition_key = "by_{email}", row_key = "b_{id:06}"))]
+            #[entity(index(name = "b", partition_key = "by_{email}", row_key = "b_{d}_{id:06}"))]
             struct E {
                 d: String,
                 id: u32,
@@ -457,5 +508,67 @@ mod tests {
             }
         ))
         .is_empty());
+    }
+
+    #[test]
+    fn copy_indexes_hold_the_primary_key_or_are_unique() {
+        assert_one_error(
+            parse_quote!(
+                #[entity(partition_key = "{d}", row_key = "empid_{id:06}")]
+                #[entity(index(name = "email", row_key = "email_{email}"))]
+                struct E {
+                    d: String,
+                    id: u32,
+                    email: String,
+                }
+            ),
+            &[
+                "index `email` would let two entities write the same index row: its keys lack `id` of the primary key",
+                "make it a `unique_index(name = \"email\", ..)`",
+                "add `{id:06}` to its partition_key or row_key",
+                "`index_entity(..)`",
+            ],
+        );
+        // Another partition and table: both key fields are missing.
+        assert_one_error(
+            parse_quote!(
+                #[entity(partition_key = "{d}", row_key = "empid_{id:06}")]
+                #[entity(index(
+                    name = "badge",
+                    table = "Badges",
+                    partition_key = "b",
+                    row_key = "{badge}"
+                ))]
+                struct E {
+                    d: String,
+                    id: u32,
+                    badge: String,
+                }
+            ),
+            &["its keys lack `d` and `id`", "add `{d}` and `{id:06}`"],
+        );
+        // Unique, holding the key fields, or an index entity: fine.
+        for index in [
+            quote::quote!(unique_index(name = "email", row_key = "email_{email}")),
+            quote::quote!(index(name = "email", row_key = "email_{email}_{id:06}")),
+            quote::quote!(index(
+                name = "email",
+                table = "Emails",
+                partition_key = "{id:06}_{email}",
+                row_key = "{d}"
+            )),
+            quote::quote!(index_entity(name = "email", row_key = "email_{email}")),
+        ] {
+            let errors = entity_errors(parse_quote!(
+                #[entity(partition_key = "{d}", row_key = "empid_{id:06}")]
+                #[entity(#index)]
+                struct E {
+                    d: String,
+                    id: u32,
+                    email: String,
+                }
+            ));
+            assert_eq!(errors, Vec::<String>::new(), "{index}");
+        }
     }
 }

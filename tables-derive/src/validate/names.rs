@@ -419,7 +419,7 @@ mod tests {
         );
         assert_one_error(
             parse_quote!(
-                #[entity(partition_key = "p", row_key = "r_{a_b:03}", index(name = "a", row_key = "i_{b:03}"))]
+                #[entity(partition_key = "p", row_key = "r_{a_b:03}", unique_index(name = "a", row_key = "i_{b:03}"))]
                 struct E { a_b: u8, b: u8 }
             ),
             &["index `a` (placeholder `{b}`) would generate `E::a_b_range`, which is already generated for the primary row_key (placeholder `{a_b}`)"],

@@ -15,8 +15,8 @@ use uuid::Uuid;
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", version = 1, rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
     name = "by_email",
     table = "QueryEmployeesByEmail",
     partition_key = "email_{department}",

@@ -33,15 +33,15 @@ pub(crate) const BY_CITY: &str = "EmployeesByCity";
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
     name = "by_email",
     table = "EmployeesByEmail",
     partition_key = "email_{department}",
     row_key = "{email}",
     include(first_name, last_name)
 ))]
-#[entity(index(name = "by_badge", partition_key = "badges", row_key = "badge_{badge}"))]
+#[entity(unique_index(name = "by_badge", partition_key = "badges", row_key = "badge_{badge}"))]
 #[entity(index_entity(name = "last_name", row_key = "lastname_{last_name}"))]
 #[entity(index_entity(
     name = "by_city",
@@ -65,8 +65,8 @@ pub(crate) struct Employee {
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Clerk", rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "clerk_{id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(name = "desk", row_key = "desk_{desk}"))]
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(name = "desk", row_key = "desk_{desk}"))]
 #[entity(index_entity(name = "team", row_key = "team_{team}"))]
 pub(crate) struct Clerk {
     pub(crate) department: String,

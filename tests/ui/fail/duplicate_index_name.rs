@@ -2,7 +2,7 @@ use tables_client::Entity;
 
 #[derive(Entity)]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
 #[entity(index_entity(name = "email", row_key = "mail_{email}"))]
 pub struct Employee {
     pub department: String,

@@ -2,7 +2,7 @@ use tables_client::Entity;
 
 #[derive(Entity)]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(
+#[entity(unique_index(
     name = "partition",
     table = "ByEmail",
     partition_key = "{email}",

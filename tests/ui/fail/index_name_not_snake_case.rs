@@ -2,7 +2,7 @@ use tables_client::Entity;
 
 #[derive(Entity)]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "ByEmail", row_key = "email_{email}"))]
+#[entity(unique_index(name = "ByEmail", row_key = "email_{email}"))]
 pub struct Employee {
     pub department: String,
     pub employee_id: u32,

@@ -73,15 +73,15 @@ fn default_level() -> u8 {
     rename_all = "PascalCase"
 )]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]
-#[entity(index(name = "email", row_key = "email_{email}"))]
-#[entity(index(
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
     name = "by_badge",
     table = "ByBadge",
     partition_key = "b",
     row_key = "{badge:010}",
     include(last_name, status)
 ))]
-#[entity(index(
+#[entity(unique_index(
     name = "by_boss",
     table = "ByBoss",
     partition_key = "{boss}",
