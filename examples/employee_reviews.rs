@@ -99,7 +99,7 @@ async fn employee_reviews(example: Example) -> BoxResult<()> {
             "   partition {:<9} {} reviews: {}",
             chunk.partition_key,
             chunk.items.len(),
-            if chunk.is_ok() { "ok" } else { "failed" }
+            if chunk.is_written() { "ok" } else { "failed" }
         );
     }
     ensure(

@@ -330,6 +330,25 @@ pub fn count_of(rows: &[DynamicEntity], kind: &str) -> usize {
     rows.iter().filter(|row| entity_type(row) == kind).count()
 }
 
+/// How many rows of `rows` are intents with work left: `$intent` rows other than the
+/// small tombstones finished intents leave for a while (their `Intent` document
+/// says `"state":"done"` or `"aborted"` and lists nothing; see
+/// `ClientOptions::intent_retention`).
+pub fn pending_intents(rows: &[DynamicEntity]) -> usize {
+    rows.iter()
+        .filter(|row| entity_type(row) == "$intent")
+        .filter(|row| {
+            let doc = match row.get("Intent") {
+                Some(Value::String(text)) => text.as_str(),
+                _ => "",
+            };
+            let finished =
+                doc.contains(r#""state":"done""#) || doc.contains(r#""state":"aborted""#);
+            !(finished && doc.contains(r#""primaries":[]"#))
+        })
+        .count()
+}
+
 /// The README's code runs as a doc test, so the front page can't drift from the SDK.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -1,7 +1,7 @@
 //! [`BulkWriter`]: large loads, grouped by partition and sent as entity group
 //! transactions of up to 100 operations, several at once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -9,17 +9,19 @@ use futures::stream::{self, StreamExt};
 use tables_core::model::IndexKind;
 use tables_core::size::entity_size;
 use tables_core::{
-    validate_batch, DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOp,
-    WriteOutcome, MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS,
+    validate_batch, DynamicEntity, Error, ErrorKind, Result, Row, WriteOp, WriteOutcome,
+    MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS,
 };
 
 use crate::service::TableServiceClient;
+use crate::upkeep::{self, Item, Mode};
 
 /// How a [`BulkWriter`] writes each item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum BulkMode {
-    /// Insert: an item whose key (or index copy key) is taken fails its chunk with
-    /// [`ErrorKind::EntityAlreadyExists`].
+    /// Insert: an item whose key is taken fails its chunk with
+    /// [`ErrorKind::EntityAlreadyExists`], one whose `unique_index` value another
+    /// entity holds with [`ErrorKind::UniqueViolation`].
     Insert,
     /// Insert or replace (upsert-replace), the default. For a type with index copies,
     /// each chunk first reads its items' current rows, deletes the copies they no
@@ -47,7 +49,7 @@ pub enum BulkMode {
 /// held and how it ended, so the caller can retry exactly the failed ones.
 ///
 /// ```
-/// use tables_client::{BulkMode, Entity, ErrorKind, Filter, QuerySpec, TableServiceClient, WriteOp};
+/// use tables_client::{BulkMode, BulkReport, Entity, ErrorKind, Filter, QuerySpec, TableServiceClient, WriteOp};
 ///
 /// #[derive(Entity, Debug, Clone, PartialEq)]
 /// #[entity(partition_key = "{device}", row_key = "{reading:06}")]
@@ -65,11 +67,14 @@ pub enum BulkMode {
 /// service.engine().write("Readings", &WriteOp::Insert(old.to_entity()?)).await?;
 ///
 /// let items = (0..250).map(|i| Reading { device: "a".into(), reading: i, celsius: 20.5 });
-/// let report = service
+/// let err = service
 ///     .bulk_writer::<Reading>("Readings")
 ///     .mode(BulkMode::Insert)
 ///     .write_all(items)
-///     .await?;
+///     .await
+///     .unwrap_err(); // a load that failed in part is an error...
+/// assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+/// let report = BulkReport::from_error(&err).unwrap(); // ...that carries the report
 /// // 250 items of one partition: chunks of 100, 100 and 50 items.
 /// assert_eq!(report.chunks.len(), 3);
 /// let failed = report.failed().next().unwrap();
@@ -142,12 +147,16 @@ pub struct ChunkOutcome {
 
 impl ChunkOutcome {
     /// Whether the chunk was written.
-    pub fn is_ok(&self) -> bool {
+    pub fn is_written(&self) -> bool {
         self.result.is_ok()
     }
 }
 
 /// What a [`BulkWriter::write_all`] did, chunk by chunk.
+///
+/// `write_all` returns it as is only when every chunk was written; a load that
+/// failed in part returns an error carrying the report
+/// ([`BulkReport::from_error`]), so a partial failure can't pass for success.
 #[derive(Debug, Default)]
 pub struct BulkReport {
     /// Every chunk, partitions in order of first appearance, chunks in item order.
@@ -155,19 +164,42 @@ pub struct BulkReport {
 }
 
 impl BulkReport {
-    /// The chunks that were written.
-    pub fn succeeded(&self) -> impl Iterator<Item = &ChunkOutcome> + '_ {
-        self.chunks.iter().filter(|c| c.is_ok())
+    /// The report a partly failed [`BulkWriter::write_all`] carries, if `err` is one.
+    ///
+    /// ```
+    /// # fn retry(_: &[usize]) {}
+    /// # fn handle(result: tables_client::Result<tables_client::BulkReport>) -> tables_client::Result<()> {
+    /// use tables_client::BulkReport;
+    ///
+    /// match result {
+    ///     Ok(report) => assert!(report.is_complete()),
+    ///     Err(err) => match BulkReport::from_error(&err) {
+    ///         // Some chunks were written: retry exactly the others.
+    ///         Some(report) => retry(&report.failed_items()),
+    ///         None => return Err(err), // refused before anything was sent
+    ///     },
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_error(err: &Error) -> Option<&BulkReport> {
+        std::error::Error::source(err)?.downcast_ref()
     }
 
-    /// The chunks that failed (none of their rows was written).
+    /// The chunks that were written.
+    pub fn succeeded(&self) -> impl Iterator<Item = &ChunkOutcome> + '_ {
+        self.chunks.iter().filter(|c| c.is_written())
+    }
+
+    /// The chunks that failed (none of their rows was written, unless their error
+    /// says it [may have been applied](Error::may_have_applied)).
     pub fn failed(&self) -> impl Iterator<Item = &ChunkOutcome> + '_ {
-        self.chunks.iter().filter(|c| !c.is_ok())
+        self.chunks.iter().filter(|c| !c.is_written())
     }
 
     /// Whether every chunk was written.
     pub fn is_complete(&self) -> bool {
-        self.chunks.iter().all(ChunkOutcome::is_ok)
+        self.chunks.iter().all(ChunkOutcome::is_written)
     }
 
     /// The caller indexes of the items written, ascending.
@@ -181,6 +213,48 @@ impl BulkReport {
     }
 }
 
+impl fmt::Display for BulkReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let failed: Vec<&ChunkOutcome> = self.failed().collect();
+        write!(
+            f,
+            "{} of {} chunks failed ({} of {} items not written)",
+            failed.len(),
+            self.chunks.len(),
+            failed.iter().map(|c| c.items.len()).sum::<usize>(),
+            self.chunks.iter().map(|c| c.items.len()).sum::<usize>()
+        )
+    }
+}
+
+impl std::error::Error for BulkReport {}
+
+impl BulkReport {
+    /// `Ok(self)` when complete; otherwise an error of the first failed chunk's kind
+    /// (marked if any failed chunk may have applied), with the report as its source.
+    fn into_result(self) -> Result<BulkReport> {
+        let Some(first) = self.failed().find_map(|c| c.result.as_ref().err()) else {
+            return Ok(self);
+        };
+        let doubtful = self
+            .failed()
+            .any(|c| c.result.as_ref().is_err_and(Error::may_have_applied));
+        let message = format!(
+            "the bulk load failed in part: {self}; the other chunks were written. The first \
+             failure: {first}. BulkReport::from_error gives every chunk's outcome, and \
+             failed_items() the items to retry"
+        );
+        let mut err = Error::new(first.kind(), message);
+        if let Some(index) = first.batch_index() {
+            err = err.with_batch_index(index);
+        }
+        if doubtful {
+            err = err.with_may_have_applied();
+        }
+        Err(err.with_source(self))
+    }
+}
+
 fn sorted_items<'a>(chunks: impl Iterator<Item = &'a ChunkOutcome>) -> Vec<usize> {
     let mut items: Vec<usize> = chunks.flat_map(|c| c.items.iter().copied()).collect();
     items.sort_unstable();
@@ -191,9 +265,10 @@ fn sorted_items<'a>(chunks: impl Iterator<Item = &'a ChunkOutcome>) -> Vec<usize
 /// as the service's estimate counts them).
 const MAX_DELETE_BYTES: usize = 4 + 2 * 2 * 1024;
 
-/// One caller item: its primary row and same-partition copies.
+/// One caller item: its write, with its primary row and same-partition copies.
 struct Planned {
     index: usize,
+    item: Item,
     primary: DynamicEntity,
     copies: Vec<DynamicEntity>,
 }
@@ -223,13 +298,6 @@ impl Batch {
             .partition_point(|&start| start <= op)
             .saturating_sub(1)
     }
-
-    fn outcomes(&self, mut all: Vec<WriteOutcome>) -> Vec<WriteOutcome> {
-        self.primary_at
-            .iter()
-            .map(|&at| all.get_mut(at).map(std::mem::take).unwrap_or_default())
-            .collect()
-    }
 }
 
 impl<T: Row> BulkWriter<T> {
@@ -257,13 +325,17 @@ impl<T: Row> BulkWriter<T> {
     ///
     /// # Errors
     ///
-    /// Only before anything is sent, and then nothing is written:
+    /// Before anything is sent, and then nothing is written:
     /// [`ErrorKind::InvalidInput`] for a type with eventually consistent indexes or
     /// index entities (use [`Table::insert`](crate::Table::insert) per item), or for
     /// two items writing the same row; an item's encoding error; a chunk's
     /// [`validate_batch`] error (an invalid key or property, an item whose own rows
     /// exceed 100 operations or 4 MiB). Each error's [`Error::batch_index`] is the
     /// caller index of the item at fault.
+    ///
+    /// After sending, when some chunks failed: an error of the first failure's kind
+    /// whose source is the whole [`BulkReport`] ([`BulkReport::from_error`]); it says
+    /// [whether a failed chunk may have applied](Error::may_have_applied).
     pub async fn write_all(self, items: impl IntoIterator<Item = T>) -> Result<BulkReport> {
         check_supported::<T>()?;
         let chunks = self.plan(items)?;
@@ -275,9 +347,10 @@ impl<T: Row> BulkWriter<T> {
             .collect()
             .await;
         done.sort_unstable_by_key(|(at, _)| *at);
-        Ok(BulkReport {
+        BulkReport {
             chunks: done.into_iter().map(|(_, outcome)| outcome).collect(),
-        })
+        }
+        .into_result()
     }
 
     /// Encodes, groups, chunks and validates everything; sends nothing.
@@ -285,7 +358,7 @@ impl<T: Row> BulkWriter<T> {
         let mut groups: Vec<(String, Vec<Planned>)> = Vec::new();
         let mut group_of: HashMap<String, usize> = HashMap::new();
         for (index, value) in items.into_iter().enumerate() {
-            let planned = encode(index, &value)?;
+            let planned = encode(index, &value, self.mode)?;
             let at = *group_of
                 .entry(planned.primary.partition_key.clone())
                 .or_insert_with(|| {
@@ -339,44 +412,22 @@ impl<T: Row> BulkWriter<T> {
         batch
     }
 
+    /// Sends one chunk through the typed write path: one entity group transaction
+    /// with the index upkeep of every item (reading the current rows first when the
+    /// type has copies), retried after a lost race like any typed write.
     async fn send(&self, table: &str, chunk: Chunk) -> ChunkOutcome {
-        // Read first whenever the type has copies: a stored row may imply copies
-        // (of another variant, of old values) even where the new item implies none.
-        let result = if self.reserved_deletes() > 0 {
-            self.upsert_with_copies(table, &chunk).await
-        } else {
-            let batch = self.planned_batch(&chunk);
-            let engine = self.service.engine();
-            match engine.submit_batch(table, &batch.ops).await {
-                Ok(all) => Ok(batch.outcomes(all)),
-                Err(e) => Err(at_item(e, &chunk, &batch)),
+        let indexes = chunk.caller_indexes();
+        let items: Vec<Item> = chunk.items.into_iter().map(|p| p.item).collect();
+        let result = upkeep::run(&self.service, table, items).await.map_err(|e| {
+            match e.batch_index().and_then(|i| indexes.get(i)) {
+                Some(&caller) => e.with_batch_index(caller),
+                None => e,
             }
-        };
+        });
         ChunkOutcome {
-            items: chunk.caller_indexes(),
+            items: indexes,
             partition_key: chunk.partition_key,
             result,
-        }
-    }
-
-    /// Read, plan, submit conditionally on the versions read; again after losing a
-    /// race, up to `max_conflict_retries` times.
-    async fn upsert_with_copies(&self, table: &str, chunk: &Chunk) -> Result<Vec<WriteOutcome>> {
-        let engine = self.service.engine();
-        let mut retries = self.service.options().max_conflict_retries;
-        loop {
-            let reads = chunk.items.iter().map(|item| {
-                let key = item.primary.key();
-                async move { engine.get_entity(table, &key, None).await }
-            });
-            let current = futures::future::try_join_all(reads).await?;
-            let batch = upsert_batch::<T>(chunk, current)?;
-            validate_batch(&batch.ops).map_err(|e| at_item(e, chunk, &batch))?;
-            match engine.submit_batch(table, &batch.ops).await {
-                Ok(all) => return Ok(batch.outcomes(all)),
-                Err(e) if retries > 0 && lost_race(&e, &batch) => retries -= 1,
-                Err(e) => return Err(at_item(e, chunk, &batch)),
-            }
         }
     }
 }
@@ -401,31 +452,17 @@ fn check_supported<T: Row>() -> Result<()> {
     Ok(())
 }
 
-fn encode<T: Row>(index: usize, value: &T) -> Result<Planned> {
-    let primary = value.encode().map_err(|e| e.with_batch_index(index))?;
-    let copies = value
-        .copies_of(&primary)
-        .map_err(|e| e.with_batch_index(index))?
-        .into_iter()
-        .map(|copy| {
-            if copy.same_partition() {
-                Ok(copy.into_entity())
-            } else {
-                Err(Error::new(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "index copy `{}` lives in another partition or table; the bulk writer \
-                         writes same-partition copies only (use Table::insert)",
-                        copy.name()
-                    ),
-                )
-                .with_batch_index(index)
-                .with_entity_key(copy.key()))
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
+fn encode<T: Row>(index: usize, value: &T, mode: BulkMode) -> Result<Planned> {
+    let mode = match mode {
+        BulkMode::Insert => Mode::Insert,
+        BulkMode::Upsert => Mode::UpsertReplace,
+    };
+    let item = Item::write(mode, value).map_err(|e| e.with_batch_index(index))?;
+    let primary = item.row().cloned().unwrap_or_default();
+    let copies = item.partition_copies().cloned().collect();
     Ok(Planned {
         index,
+        item,
         primary,
         copies,
     })
@@ -488,91 +525,6 @@ fn cut(partition_key: String, items: Vec<Planned>, reserve: usize) -> Vec<Chunk>
         });
     }
     chunks
-}
-
-/// The upsert of a chunk of a type with copies, given each item's current row:
-/// replace (If-Match the version read) or insert the primary, upsert its copies,
-/// delete the copies the current row implies and the new one doesn't.
-fn upsert_batch<T: Row>(chunk: &Chunk, current: Vec<Option<DynamicEntity>>) -> Result<Batch> {
-    let written: HashSet<&str> = chunk
-        .items
-        .iter()
-        .flat_map(|p| std::iter::once(&p.primary).chain(&p.copies))
-        .map(|row| row.row_key.as_str())
-        .collect();
-    let mut deleted: HashSet<EntityKey> = HashSet::new();
-    let mut batch = Batch {
-        ops: Vec::new(),
-        primary_at: Vec::with_capacity(chunk.items.len()),
-    };
-    for (item, stored) in chunk.items.iter().zip(current) {
-        batch.primary_at.push(batch.ops.len());
-        let old_copies = match stored {
-            None => {
-                batch.ops.push(WriteOp::Insert(item.primary.clone()));
-                Vec::new()
-            }
-            Some(stored) => {
-                let etag = stored.etag.clone().ok_or_else(|| no_etag(&stored))?;
-                batch.ops.push(WriteOp::Replace {
-                    entity: item.primary.clone(),
-                    if_match: IfMatch::Etag(etag),
-                });
-                copy_keys_of::<T>(stored).map_err(|e| e.with_batch_index(item.index))?
-            }
-        };
-        for copy in &item.copies {
-            batch.ops.push(WriteOp::UpsertReplace(copy.clone()));
-        }
-        for key in old_copies {
-            // A row another operation of the chunk writes is overwritten anyway.
-            if !written.contains(key.row_key.as_str()) && deleted.insert(key.clone()) {
-                batch.ops.push(WriteOp::Delete {
-                    key,
-                    if_match: IfMatch::Any,
-                });
-            }
-        }
-    }
-    Ok(batch)
-}
-
-/// The keys of the same-partition copies a stored primary implies.
-fn copy_keys_of<T: Row>(stored: DynamicEntity) -> Result<Vec<EntityKey>> {
-    let old = T::decode(stored)?;
-    let row = old.encode()?;
-    Ok(old
-        .copies_of(&row)?
-        .into_iter()
-        .filter(|c| c.same_partition())
-        .map(|c| c.key())
-        .collect())
-}
-
-fn no_etag(stored: &DynamicEntity) -> Error {
-    Error::new(
-        ErrorKind::Decode,
-        format!(
-            "the engine returned entity ({:?}, {:?}) without an ETag",
-            stored.partition_key, stored.row_key
-        ),
-    )
-    .with_entity_key(stored.key())
-}
-
-/// Whether a failed conditional upsert lost a race on a primary row (changed,
-/// created or deleted since it was read), so reading again can succeed.
-fn lost_race(err: &Error, batch: &Batch) -> bool {
-    let on_primary = err
-        .batch_index()
-        .is_some_and(|op| batch.primary_at.binary_search(&op).is_ok());
-    on_primary
-        && matches!(
-            err.kind(),
-            ErrorKind::PreconditionFailed
-                | ErrorKind::EntityAlreadyExists
-                | ErrorKind::EntityNotFound
-        )
 }
 
 /// Points a batch error's index at the caller's item.

@@ -47,7 +47,7 @@ pub use table::{Table, Versioned};
 pub use tables_core::*;
 pub use tables_derive::{Entity, EntityUnion, Property};
 pub use transaction::Transaction;
-pub use upkeep::ReconcileReport;
+pub use upkeep::{IntentFailure, ReconcileReport, RowChange, TouchedRow};
 
 #[doc = include_str!("entity_attributes.md")]
 pub mod entity_attributes {}

@@ -1,25 +1,50 @@
 //! Lookups through indexes: [`Table::get_by_index`] through a copy index,
-//! [`Table::get_all_by_index`] through an index entity.
+//! [`Table::get_all_by_index`] through an index entity. Both return entities as
+//! stored, checked against the index row that led to them.
 
 use futures::future::try_join_all;
-use tables_core::model::{
-    primary_from_copy, primary_key_of_copy, row_role, IndexKind, IndexSchema, RowRole,
-};
+use tables_core::model::{row_role, IndexKind, IndexSchema, RowRole};
 use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, Result, Row};
 
 use crate::table::{Table, Versioned};
-use crate::upkeep::{member_key, members_of};
+use crate::upkeep::{member_key, members_of, owner_of};
 use crate::write::versioned;
 
 impl<T: Row> Table<T> {
-    /// Finds the entity whose index `index` (an `index(..)` of `T`) has the row
-    /// `key` (build it with the generated `T::<index>_key(..)`).
+    /// Finds the entity whose index `index` (an `index(..)` or `unique_index(..)` of
+    /// `T`) has the row `key` (build it with the generated `T::<index>_key(..)`).
     ///
-    /// A full copy is decoded from the copy itself (one read); its ETag and
-    /// timestamp are the copy's, so to update the entity conditionally,
-    /// [`Table::get`] it first. A partial copy (`include(..)`) leads to the primary,
-    /// which is read and returned with its own ETag; a copy the primary no longer
-    /// implies (an index in another partition not caught up yet) finds nothing.
+    /// It reads the index row, then the entity it names, and returns the entity
+    /// only if the entity still implies that very row: a row left over by a change
+    /// not yet caught up (an index in another partition), a value claimed by a write
+    /// that hasn't committed, or an orphan finds nothing. The result is the entity as
+    /// stored, with *its own* ETag and timestamp, so it can be written back with
+    /// `IfMatch::Etag`. (An index copy's ETag is never handed out: the rows of one
+    /// entity group transaction need not share one, see docs/service-behaviour.md.)
+    ///
+    /// ```
+    /// use tables_client::{Entity, IfMatch, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]
+    /// #[entity(unique_index(name = "email", row_key = "email_{email}"))]
+    /// pub struct Employee { pub department: String, pub id: u32, pub email: String, pub age: i32 }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// let employees = service.table::<Employee>("Employees");
+    /// employees.create().await?;
+    /// let ann = Employee { department: "Sales".into(), id: 7, email: "ann@x.com".into(), age: 40 };
+    /// employees.insert(&ann).await?;
+    ///
+    /// let found = employees.get_by_index("email", Employee::email_key("Sales", "ann@x.com")?).await?;
+    /// let found = found.expect("indexed");
+    /// // The entity's own version: a conditional write with it goes through.
+    /// let older = Employee { age: 41, ..found.value.clone() };
+    /// employees.replace(&older, IfMatch::Etag(found.etag)).await?;
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -32,17 +57,12 @@ impl<T: Row> Table<T> {
             let Some(copy) = self.engine().get_entity(table, &key, None).await? else {
                 continue;
             };
-            let Some(schema) = schema_of(&copy, &schemas) else {
+            if schema_of(&copy, &schemas).is_none() {
+                continue;
+            }
+            let Some(primary_key) = owner_of(&copy) else {
                 continue;
             };
-            if schema.is_full_copy() {
-                let (etag, timestamp) = (copy.etag.clone(), copy.timestamp);
-                let mut primary = primary_from_copy(copy)?;
-                primary.etag = etag;
-                primary.timestamp = timestamp;
-                return versioned(primary).map(Some);
-            }
-            let primary_key = primary_key_of_copy(&copy)?;
             let Some(primary) = self
                 .engine()
                 .get_entity(self.name(), &primary_key, None)

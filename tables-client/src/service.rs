@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tables_core::{key::validate_table_name, Engine, ErrorKind, ListTablesOptions, Result, Row};
 
@@ -23,6 +24,13 @@ pub struct ClientOptions {
     /// intra-partition index upkeep) after losing a race before it gives up with
     /// [`ErrorKind::PreconditionFailed`].
     pub max_conflict_retries: u32,
+    /// How long a finished intent stays as a small tombstone row (in its entity's
+    /// partition) before `reconcile()` removes it. Within that time a write whose
+    /// answer was lost learns from it exactly whether it committed, and a late
+    /// delivery of the write can't commit it again. Keep it well above the longest a
+    /// request may take, retries included, and the clock skew between this machine
+    /// and the service. Default 15 minutes.
+    pub intent_retention: Duration,
 }
 
 impl Default for ClientOptions {
@@ -32,6 +40,7 @@ impl Default for ClientOptions {
             page_size: None,
             bulk_concurrency: 8,
             max_conflict_retries: 32,
+            intent_retention: Duration::from_secs(15 * 60),
         }
     }
 }

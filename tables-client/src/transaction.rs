@@ -111,7 +111,7 @@ impl Transaction {
     /// Adds a delete of the `T` at `key`, if it matches `if_match`, with its index
     /// rows.
     pub fn delete<T: Row>(self, key: EntityKey, if_match: IfMatch) -> Transaction {
-        self.push(Ok(Item::delete::<T>(key, if_match)))
+        self.push(Item::delete::<T>(key, if_match))
     }
 
     /// How many items were added.

@@ -105,7 +105,7 @@ impl<T: Row> Table<T> {
     /// [`ErrorKind::EntityNotFound`] if absent; [`ErrorKind::PreconditionFailed`] if
     /// the ETag differs; the engine's errors.
     pub async fn delete(&self, key: EntityKey, if_match: IfMatch) -> Result<()> {
-        self.write_one(Item::delete::<T>(key, if_match))
+        self.write_one(Item::delete::<T>(key, if_match)?)
             .await
             .map(drop)
     }
@@ -115,11 +115,16 @@ impl<T: Row> Table<T> {
     ///
     /// # Errors
     ///
-    /// As [`Table::delete`], except that an absent entity is not an error.
+    /// As [`Table::delete`], except that an entity that certainly wasn't there is
+    /// not an error. An absent entity met after a doubtful attempt (a lost answer) is
+    /// one: the entity is gone, but whether this call deleted it can't be told, so
+    /// the error says the delete may have applied ([`Error::may_have_applied`]).
     pub async fn delete_if_exists(&self, key: EntityKey) -> Result<bool> {
         match self.delete(key, IfMatch::Any).await {
             Ok(()) => Ok(true),
-            Err(err) if err.kind() == ErrorKind::EntityNotFound => Ok(false),
+            Err(err) if err.kind() == ErrorKind::EntityNotFound && !err.may_have_applied() => {
+                Ok(false)
+            }
             Err(err) => Err(err),
         }
     }

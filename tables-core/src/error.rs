@@ -356,6 +356,14 @@ impl Error {
         self
     }
 
+    /// Clears [`Error::may_have_applied`]: for a layer that learned afterwards that
+    /// the write did not apply (the typed client does, through its commit marker).
+    #[must_use]
+    pub fn settled_not_applied(mut self) -> Error {
+        self.inner.may_have_applied = false;
+        self
+    }
+
     /// Sets the client request id (`x-ms-client-request-id`) of the call that failed.
     #[must_use]
     pub fn with_client_request_id(mut self, id: impl Into<String>) -> Error {

@@ -229,20 +229,30 @@ async fn a_failing_chunk_leaves_the_others_written(service: TableServiceClient) 
     assert!(first.is_complete());
 
     const COUNT: usize = 2_000;
-    let report = service
+    // A partial failure is an error carrying the report.
+    let load = service
         .bulk_writer::<Staff>("BulkConflict")
         .mode(BulkMode::Insert)
         .write_all((0..COUNT).map(staff))
-        .await?;
-    check_report_shape(&report, COUNT, |i| staff(i).department);
+        .await
+        .unwrap_err();
+    assert_eq!(load.kind(), ErrorKind::UniqueViolation);
+    assert_eq!(load.batch_index(), Some(1003));
+    assert!(!load.may_have_applied(), "{load:?}");
+    let report = BulkReport::from_error(&load).expect("the error carries the report");
+    check_report_shape(report, COUNT, |i| staff(i).department);
     let failed: Vec<_> = report.failed().collect();
     assert_eq!(failed.len(), 1);
     let chunk = failed[0];
     assert_eq!(chunk.partition_key, "dept2");
     assert!(chunk.items.contains(&1003));
     let err = chunk.result.as_ref().unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+    // The email is taken by the squatter: a unique violation naming it.
+    assert_eq!(err.kind(), ErrorKind::UniqueViolation);
     assert_eq!(err.batch_index(), Some(1003));
+    let violation = err.unique_violation().expect("names the owner");
+    assert_eq!(violation.owner(), &Staff::key("dept2", 999_999)?);
+    assert_eq!(violation.index(), "email");
     assert_eq!(report.failed_items(), chunk.items);
     assert_eq!(report.written_items().len(), COUNT - chunk.items.len());
 
@@ -271,12 +281,15 @@ async fn an_engine_failure_fails_one_chunk(engine: MemEngine) -> Result<()> {
         .faults()
         .inject(Fault::fail(ErrorKind::Throttled).on(CallKind::Batch).nth(3));
     let items = (0..1_000).map(|i| sample(&format!("s{}", i % 3), i));
-    let report = service
+    let load = service
         .bulk_writer::<Sample>("BulkThrottled")
         .concurrency(2)
         .write_all(items)
-        .await?;
-    check_report_shape(&report, 1_000, |i| format!("s{}", i % 3));
+        .await
+        .unwrap_err();
+    assert_eq!(load.kind(), ErrorKind::Throttled);
+    let report = BulkReport::from_error(&load).expect("the error carries the report");
+    check_report_shape(report, 1_000, |i| format!("s{}", i % 3));
     assert_eq!(engine.faults().fired(), 1);
     let failed: Vec<_> = report.failed().collect();
     assert_eq!(failed.len(), 1);

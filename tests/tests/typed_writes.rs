@@ -291,12 +291,18 @@ async fn replace_moving_indexed_fields_is_one_transaction(
             ..
         }
     ));
+    // Every copy is written conditionally: an insert where none is stored, else
+    // If-Match the version read (so no other entity's copy is ever overwritten).
     assert!(has("Delete", "email_a1@x.com"), "{ops:#?}");
-    assert!(has("UpsertReplace", "email_a2@x.com"), "{ops:#?}");
-    assert!(has("UpsertReplace", "desk_d1"), "{ops:#?}");
+    assert!(has("Insert", "email_a2@x.com"), "{ops:#?}");
+    assert!(
+        has("Replace", "desk_d1"),
+        "the copy follows the new values: {ops:#?}"
+    );
     assert!(has("Replace", "team_red"), "clerk 2 stays in red: {ops:#?}");
     assert!(has("Insert", "team_blue"), "{ops:#?}");
     assert_eq!(ops.len(), 6);
+    assert!(ops.iter().all(WriteOp::is_replay_safe), "{ops:#?}");
     check::<Clerk>(service.engine().as_ref(), CLERKS).await?;
 
     clerks.delete(Clerk::key("Sales", 1)?, IfMatch::Any).await?;
@@ -308,11 +314,18 @@ async fn replace_moving_indexed_fields_is_one_transaction(
     let [Call::Batch(_, ops)] = writes.as_slice() else {
         panic!("expected one transaction, got {writes:?}");
     };
-    assert!(ops.iter().all(|op| matches!(op, WriteOp::Delete { .. })));
-    let deleted: Vec<_> = ops.iter().map(WriteOp::row_key).collect();
+    assert!(ops.iter().all(|op| matches!(
+        op,
+        WriteOp::Delete {
+            if_match: IfMatch::Etag(_),
+            ..
+        }
+    )));
+    let mut deleted: Vec<_> = ops.iter().map(WriteOp::row_key).collect();
+    deleted.sort_unstable();
     assert_eq!(
         deleted,
-        ["clerk_000001", "email_a2@x.com", "desk_d1", "team_blue"]
+        ["clerk_000001", "desk_d1", "email_a2@x.com", "team_blue"]
     );
     check::<Clerk>(service.engine().as_ref(), CLERKS).await?;
     Ok(())
@@ -362,21 +375,25 @@ async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Resu
     );
     check::<Employee>(engine, STAFF).await?;
 
-    // A crash right after the commit leaves the intent; readers see the old remote
-    // rows until reconcile() finishes it.
-    recorder.fail_writes(true);
+    // A crash right after the commit leaves the intent. The new unique values were
+    // claimed before the commit, so the new email already leads to the entity; the
+    // old rows stay, and lead nowhere, until reconcile() finishes the intent.
+    recorder.fail_writes_after_commit(true);
     let again = employee("Sales", 1, 2);
-    staff.replace(&again, IfMatch::Any).await?;
-    recorder.fail_writes(false);
+    let outcome = staff.replace(&again, IfMatch::Any).await?;
+    recorder.fail_writes_after_commit(false);
+    let pending = outcome
+        .pending_upkeep
+        .expect("the write says its upkeep is pending");
+    assert_eq!(pending.error().kind(), ErrorKind::Transport);
     assert_eq!(intents(engine, STAFF).await?, 1);
     let new_key = Employee::by_email_key("Sales", &again.email)?;
     let old_key = Employee::by_email_key("Sales", &moved.email)?;
-    assert!(raw(engine, BY_EMAIL, &new_key).await.is_none());
+    let claim = raw(engine, BY_EMAIL, &new_key).await.expect("claimed");
+    assert!(claim.get("PrimaryIntent").is_some(), "{claim:?}");
     assert!(raw(engine, BY_EMAIL, &old_key).await.is_some());
-    assert!(staff
-        .get_by_index("by_email", new_key.clone())
-        .await?
-        .is_none());
+    let found = staff.get_by_index("by_email", new_key.clone()).await?;
+    assert_eq!(found.map(|v| v.value), Some(again.clone()));
     assert!(
         staff.get_by_index("by_email", old_key).await?.is_none(),
         "a stale partial copy finds nothing"
@@ -387,12 +404,23 @@ async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Resu
         (1, 1),
         "{report:?}"
     );
-    assert!(report.index_rows_written > 0 && report.index_rows_removed > 0);
+    assert!(report.index_rows_written() > 0 && report.index_rows_removed() > 0);
     check::<Employee>(engine, STAFF).await?;
+    let finished = raw(engine, BY_EMAIL, &new_key).await.expect("kept");
+    assert!(
+        finished.get("PrimaryIntent").is_none(),
+        "the claim is final: {finished:?}"
+    );
     let found = staff.get_by_index("by_email", new_key).await?.unwrap();
     assert_eq!(found.value, again);
+    // The finished intent stays as a tombstone for a while; nothing is left to do.
     let report = staff.reconcile().await?;
-    assert_eq!(report.intents_found, 0);
+    assert_eq!(
+        (report.intents_found, report.tombstones_kept),
+        (1, 1),
+        "{report:?}"
+    );
+    assert_eq!(intents(engine, STAFF).await?, 0);
     Ok(())
 }
 

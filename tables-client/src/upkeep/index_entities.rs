@@ -25,7 +25,7 @@ use tables_core::{
     DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
 };
 
-use super::{gave_up, lost_race};
+use super::conflict::{row_changed, ConflictLoop};
 
 /// The property listing an index entity's members.
 pub(crate) const MEMBERS_PROPERTY: &str = "Members";
@@ -166,7 +166,7 @@ pub(crate) async fn update_member(
     add: bool,
     retries: u32,
 ) -> Result<bool> {
-    let mut lost = 0u32;
+    let mut rounds = ConflictLoop::new(retries);
     loop {
         let current = engine.get_entity(table, key, None).await?;
         let mut members = match &current {
@@ -186,13 +186,9 @@ pub(crate) async fn update_member(
         };
         match engine.write(table, &op).await {
             Ok(_) => return Ok(true),
-            Err(err) if lost_race(&err) => {
-                lost += 1;
-                if lost > retries {
-                    return Err(gave_up(err, retries));
-                }
-                tokio::task::yield_now().await;
-            }
+            // Read again: if an earlier attempt applied, the member is there (or gone)
+            // and nothing more is written.
+            Err(err) if row_changed(&err) => rounds.lost(err).await?,
             Err(err) => return Err(err),
         }
     }

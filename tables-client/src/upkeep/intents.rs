@@ -1,72 +1,88 @@
 //! Intent rows: how index rows in other partitions and tables follow their
-//! primaries, eventually.
+//! primaries, eventually, and the commit marker of the writes that have them.
 //!
 //! # Row format
 //!
-//! An intent lives in the partition of the primaries it covers, written in their
-//! entity group transaction:
+//! An intent lives in the partition of the primaries it covers:
 //!
 //! - RowKey `"$intent_<uuid>"`, `EntityType = "$intent"`;
 //! - `Intent` (`Edm.String`): JSON
-//!   `{"v":1,"primaries":[{"kind":"Employee","rk":"empid_000223","rows":[{"index":"by_email","entry":false,"table":"EmployeesByEmail","pk":"email_Sales","rk":"jones@contoso.com"}]}]}`:
+//!   `{"v":1,"state":"pending","primaries":[{"kind":"Employee","rk":"empid_000223","rows":[{"index":"by_email","entry":false,"table":"EmployeesByEmail","pk":"email_Sales","rk":"jones@contoso.com"}]}]}`:
 //!   per primary (its kind and RowKey), every index row the write may have to
 //!   touch: those the old primary implied (to remove if no longer implied) and those
-//!   the new one implies. `entry` tells an index entity from a copy.
+//!   the new one implies. `entry` tells an index entity from a copy; `all` (when set)
+//!   says the rows in the primary's own partition are listed too (an index repair).
 //!
-//! # Applying an intent
+//! # States
 //!
-//! For each primary: read the current primary and derive the rows it implies (never
-//! replaying a stored payload); record any implied row the intent doesn't list yet
-//! (If-Match the intent's ETag) before writing it; upsert the implied copies, add the
-//! primary to its index entities; delete the listed copies it no longer implies
-//! (only if the copy still belongs to this primary, If-Match the copy's ETag) and
-//! remove it from the index entities it left; then read the primary again, and
-//! repeat if its ETag changed. Finally delete the intent, If-Match its ETag (if it
-//! changed, another applier extended it: apply again). Because every step derives
-//! from the current primary and every write is idempotent, applying late, twice, or
-//! concurrently with writers and other appliers is harmless.
+//! - `claiming`: written alone before a write that must claim `unique_index` values
+//!   in other partitions; the write has not committed.
+//! - `pending`: the write committed (the intent was written, or turned from
+//!   `claiming`, in the write's entity group transaction); its rows are to be settled.
+//! - `done`: settled; a small tombstone kept for [`crate::ClientOptions::intent_retention`],
+//!   so that a doubtful attempt of the write can still learn it committed, and a late
+//!   copy of it can't commit again.
+//! - `aborted`: the write did not commit and can no longer commit (its intent was
+//!   fenced); claims it listed are released.
 //!
-//! # Known gap
+//! The intent is the write's *commit marker*: its state tells exactly whether a
+//! write whose answer was lost committed (see `commit`).
 //!
-//! One window needs a race and a crash together: an applier's copy upsert is
-//! delayed until after another applier has finished (and deleted) the intent, and
-//! the delayed applier then dies before its re-read of the primary. The copy it
-//! wrote may then be stale or orphaned until the primary's next write (whose own
-//! intent repairs it). No test covers this window yet.
+//! Applying (settling) an intent is in `settle`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tables_core::model::{index_entry_type, primary_key_of_copy, ENTITY_TYPE_PROPERTY};
+use tables_core::model::ENTITY_TYPE_PROPERTY;
 use tables_core::{
-    DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
+    DateTime, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value,
+    WriteOp,
 };
 
-use super::index_entities::{encode_member, update_member};
-use super::{gave_up, lost_race, Codec, Implied};
-use crate::service::TableServiceClient;
+use super::conflict::ConflictLoop;
+use super::Implied;
 
 /// The `EntityType` of intent rows.
 pub(crate) const INTENT_TYPE: &str = "$intent";
 /// The property holding an intent's JSON.
 const INTENT_PROPERTY: &str = "Intent";
 /// The RowKey prefix of intent rows.
-const INTENT_ROW_PREFIX: &str = "$intent_";
+pub(crate) const INTENT_ROW_PREFIX: &str = "$intent_";
 /// The format version written in `v`.
 const FORMAT_VERSION: u32 = 1;
+
+/// Where an intent is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum IntentState {
+    /// Claims are being made; the write has not committed.
+    Claiming,
+    /// The write committed; its rows are to be settled.
+    #[default]
+    Pending,
+    /// Settled: a tombstone.
+    Done,
+    /// The write did not and will not commit.
+    Aborted,
+}
 
 /// An index row an intent may touch.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub(crate) struct RowRef {
-    index: String,
-    entry: bool,
-    table: String,
-    pk: String,
-    rk: String,
+    pub(crate) index: String,
+    pub(crate) entry: bool,
+    pub(crate) table: String,
+    pub(crate) pk: String,
+    pub(crate) rk: String,
+    /// The index keeps its rows in the primary's partition (an index entity there
+    /// lists members by RowKey alone).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) near: bool,
 }
 
 impl RowRef {
-    fn key(&self) -> EntityKey {
+    pub(crate) fn key(&self) -> EntityKey {
         EntityKey::new(self.pk.clone(), self.rk.clone())
     }
 }
@@ -74,9 +90,9 @@ impl RowRef {
 /// One primary an intent covers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct PrimaryIntent {
-    kind: String,
-    rk: String,
-    rows: BTreeSet<RowRef>,
+    pub(crate) kind: String,
+    pub(crate) rk: String,
+    pub(crate) rows: BTreeSet<RowRef>,
 }
 
 impl PrimaryIntent {
@@ -93,15 +109,57 @@ impl PrimaryIntent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct IntentDoc {
     v: u32,
+    #[serde(default)]
+    state: IntentState,
+    /// The rows in the primaries' own partition are listed too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    all: bool,
+    #[serde(default)]
     primaries: Vec<PrimaryIntent>,
 }
 
 impl IntentDoc {
-    pub(crate) fn new(primaries: Vec<PrimaryIntent>) -> IntentDoc {
+    pub(crate) fn new(state: IntentState, all: bool, primaries: Vec<PrimaryIntent>) -> IntentDoc {
         IntentDoc {
             v: FORMAT_VERSION,
+            state,
+            all,
             primaries,
         }
+    }
+
+    pub(crate) fn state(&self) -> IntentState {
+        self.state
+    }
+
+    pub(crate) fn covers_all_rows(&self) -> bool {
+        self.all
+    }
+
+    pub(crate) fn primaries(&self) -> &[PrimaryIntent] {
+        &self.primaries
+    }
+
+    /// The same document in `state`.
+    pub(crate) fn with_state(mut self, state: IntentState) -> IntentDoc {
+        self.state = state;
+        self
+    }
+
+    /// Whether it is a tombstone: settled (`done`), or fenced with nothing left to
+    /// release (`aborted` without rows).
+    pub(crate) fn is_finished(&self) -> bool {
+        match self.state {
+            IntentState::Done => true,
+            IntentState::Aborted => self.primaries.is_empty(),
+            IntentState::Claiming | IntentState::Pending => false,
+        }
+    }
+
+    /// Whether settling it can have work to do.
+    pub(crate) fn has_work(&self) -> bool {
+        matches!(self.state, IntentState::Pending | IntentState::Aborted)
+            && !self.primaries.is_empty()
     }
 
     /// Adds `other`'s primaries and rows to `self`.
@@ -115,14 +173,16 @@ impl IntentDoc {
     }
 }
 
-/// The index rows in other partitions or tables that `implied` holds, each with the
-/// copy to write (`None` for an index entity membership).
-pub(crate) fn remote_rows(
+/// The index rows `implied` holds that upkeep outside the primary's transaction
+/// keeps: those in other partitions or tables, or every one with `all`; each with
+/// the copy to write (`None` for an index entity membership).
+pub(crate) fn rows_of(
     implied: &Implied,
     primary_table: &str,
+    all: bool,
 ) -> BTreeMap<RowRef, Option<DynamicEntity>> {
     let mut rows = BTreeMap::new();
-    for copy in implied.copies.iter().filter(|c| !c.same_partition()) {
+    for copy in implied.copies.iter().filter(|c| all || !c.same_partition()) {
         let key = copy.key();
         let reference = RowRef {
             index: copy.name().to_owned(),
@@ -130,16 +190,22 @@ pub(crate) fn remote_rows(
             table: copy.table().unwrap_or(primary_table).to_owned(),
             pk: key.partition_key,
             rk: key.row_key,
+            near: copy.same_partition(),
         };
         rows.insert(reference, Some(copy.entity().clone()));
     }
-    for entry in implied.entries.iter().filter(|e| !e.same_partition()) {
+    for entry in implied
+        .entries
+        .iter()
+        .filter(|e| all || !e.same_partition())
+    {
         let reference = RowRef {
             index: entry.name().to_owned(),
             entry: true,
             table: entry.table().unwrap_or(primary_table).to_owned(),
             pk: entry.key().partition_key.clone(),
             rk: entry.key().row_key.clone(),
+            near: entry.same_partition(),
         };
         rows.insert(reference, None);
     }
@@ -147,7 +213,7 @@ pub(crate) fn remote_rows(
 }
 
 /// The intent row at `key` holding `doc`.
-fn intent_row(key: &EntityKey, doc: &IntentDoc) -> Result<DynamicEntity> {
+pub(crate) fn intent_row(key: &EntityKey, doc: &IntentDoc) -> Result<DynamicEntity> {
     let text = serde_json::to_string(doc).map_err(|e| {
         Error::new(
             ErrorKind::InvalidValue,
@@ -160,15 +226,12 @@ fn intent_row(key: &EntityKey, doc: &IntentDoc) -> Result<DynamicEntity> {
     Ok(row)
 }
 
-/// The insert of a new intent holding `doc` in `partition_key`.
-///
-/// # Errors
-///
-/// [`ErrorKind::InvalidValue`] if the document can't be encoded.
-pub(crate) fn new_intent_op(partition_key: &str, doc: &IntentDoc) -> Result<WriteOp> {
-    let row_key = format!("{INTENT_ROW_PREFIX}{}", uuid::Uuid::new_v4().simple());
-    let key = EntityKey::new(partition_key, row_key);
-    Ok(WriteOp::Insert(intent_row(&key, doc)?))
+/// A fresh, unique intent key in `partition_key`.
+pub(crate) fn new_intent_key(partition_key: &str) -> EntityKey {
+    EntityKey::new(
+        partition_key,
+        format!("{INTENT_ROW_PREFIX}{}", uuid::Uuid::new_v4().simple()),
+    )
 }
 
 /// Reads an intent row's document.
@@ -199,15 +262,16 @@ pub(crate) fn parse_intent(row: &DynamicEntity) -> Result<IntentDoc> {
     Ok(doc)
 }
 
-/// An intent being applied: where it is, the version last seen (`None` once it is
-/// gone) and its content as this applier knows it.
+/// An intent being worked on: where it is, the version last seen (`None` once it is
+/// gone), its content as this worker knows it, and when it was last written.
 #[derive(Debug)]
 pub(crate) struct LiveIntent {
-    key: EntityKey,
-    etag: Option<ETag>,
-    doc: IntentDoc,
+    pub(crate) key: EntityKey,
+    pub(crate) etag: Option<ETag>,
+    pub(crate) doc: IntentDoc,
+    pub(crate) written_at: Option<DateTime>,
     /// Whether `doc` lists rows the stored intent doesn't.
-    dirty: bool,
+    pub(crate) dirty: bool,
 }
 
 impl LiveIntent {
@@ -216,12 +280,30 @@ impl LiveIntent {
             key,
             etag,
             doc,
+            written_at: None,
             dirty: false,
         }
     }
 
+    /// An intent as read from its row.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse_intent`].
+    pub(crate) fn from_row(row: &DynamicEntity) -> Result<LiveIntent> {
+        let mut live = LiveIntent::new(row.key(), row.etag.clone(), parse_intent(row)?);
+        live.written_at = row.timestamp;
+        Ok(live)
+    }
+
+    /// Whether the intent is still there with work to do (no other worker finished
+    /// it meanwhile).
+    pub(crate) fn is_at_work(&self) -> bool {
+        self.etag.is_some() && self.doc.has_work()
+    }
+
     /// The rows listed for the primary `kind`/`row_key` (added if missing).
-    fn rows_of(&mut self, kind: &str, row_key: &str) -> &mut BTreeSet<RowRef> {
+    pub(crate) fn rows_of(&mut self, kind: &str, row_key: &str) -> &mut BTreeSet<RowRef> {
         let position = self
             .doc
             .primaries
@@ -238,8 +320,9 @@ impl LiveIntent {
         &mut self.doc.primaries[position].rows
     }
 
-    /// Re-reads the stored intent after a lost race, keeping what this applier added.
-    async fn reload(&mut self, engine: &dyn Engine, table: &str) -> Result<()> {
+    /// Re-reads the stored intent after a lost race, keeping the rows this worker
+    /// added.
+    pub(crate) async fn reload(&mut self, engine: &dyn Engine, table: &str) -> Result<()> {
         match engine.get_entity(table, &self.key, None).await? {
             None => {
                 self.etag = None;
@@ -247,36 +330,82 @@ impl LiveIntent {
             }
             Some(row) => {
                 let stored = parse_intent(&row)?;
+                self.etag = row.etag;
+                self.written_at = row.timestamp;
+                if stored.is_finished() {
+                    // Another worker finished it: its work is over, and rows added to a
+                    // tombstone would resurrect it.
+                    self.doc = stored;
+                    self.dirty = false;
+                    return Ok(());
+                }
                 let mut merged = stored.clone();
                 merged.absorb(&self.doc);
                 self.dirty = merged != stored;
                 self.doc = merged;
-                self.etag = row.etag;
             }
         }
         Ok(())
     }
 
-    /// Stores the extended document, If-Match the last seen version. Returns `false`
-    /// when another applier changed it first (reloaded: run the round again).
-    async fn persist(&mut self, engine: &dyn Engine, table: &str) -> Result<bool> {
+    /// Replaces the stored intent with `doc`, If-Match the last seen version.
+    /// `Ok(false)` when another worker changed it first (then reloaded) or it is gone.
+    pub(crate) async fn store(
+        &mut self,
+        engine: &dyn Engine,
+        table: &str,
+        doc: IntentDoc,
+    ) -> Result<bool> {
         let Some(etag) = self.etag.clone() else {
-            self.dirty = false;
-            return Ok(true);
+            return Ok(false);
         };
         let op = WriteOp::Replace {
-            entity: intent_row(&self.key, &self.doc)?,
+            entity: intent_row(&self.key, &doc)?,
             if_match: IfMatch::Etag(etag),
         };
         match engine.write(table, &op).await {
             Ok(outcome) => {
                 self.etag = outcome.etag;
+                self.doc = doc;
                 self.dirty = false;
+                Ok(true)
+            }
+            Err(err) if super::conflict::row_changed(&err) => {
+                self.reload(engine, table).await?;
+                Ok(false)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Stores the extended document. `Ok(false)` when another worker changed it first
+    /// (reloaded: run the round again) or it is gone.
+    pub(crate) async fn persist(&mut self, engine: &dyn Engine, table: &str) -> Result<bool> {
+        if self.etag.is_none() {
+            self.dirty = false;
+            return Ok(false);
+        }
+        let doc = self.doc.clone();
+        self.store(engine, table, doc).await
+    }
+
+    /// Deletes the intent, If-Match the last seen version. `Ok(false)` when another
+    /// worker changed it first (then reloaded).
+    pub(crate) async fn delete(&mut self, engine: &dyn Engine, table: &str) -> Result<bool> {
+        let Some(etag) = self.etag.clone() else {
+            return Ok(true);
+        };
+        let op = WriteOp::Delete {
+            key: self.key.clone(),
+            if_match: IfMatch::Etag(etag),
+        };
+        match engine.write(table, &op).await {
+            Ok(_) => {
+                self.etag = None;
                 Ok(true)
             }
             Err(err) if err.kind() == ErrorKind::EntityNotFound => {
                 self.etag = None;
-                self.dirty = false;
                 Ok(true)
             }
             Err(err) if err.kind() == ErrorKind::PreconditionFailed => {
@@ -286,231 +415,90 @@ impl LiveIntent {
             Err(err) => Err(err),
         }
     }
-}
 
-/// What applying an intent did.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Applied {
-    /// The intent is gone (deleted by this applier or another).
-    pub(crate) finished: bool,
-    /// Copies upserted and memberships added.
-    pub(crate) written: usize,
-    /// Copies deleted and memberships removed.
-    pub(crate) removed: usize,
-}
-
-/// Applies an intent of table `table`: settles every primary whose kind `codec_for`
-/// knows, then deletes the intent (or, when it covers kinds `codec_for` doesn't
-/// know, rewrites it with just those).
-///
-/// # Errors
-///
-/// The engine's errors; [`ErrorKind::PreconditionFailed`] when writers keep
-/// changing a primary (or the intent) for more than
-/// [`crate::ClientOptions::max_conflict_retries`] rounds. The intent then stays for
-/// a later `reconcile()`.
-pub(crate) async fn apply(
-    service: &TableServiceClient,
-    table: &str,
-    mut live: LiveIntent,
-    codec_for: &(dyn Fn(&str) -> Option<Codec> + Sync),
-) -> Result<Applied> {
-    let engine = service.engine().as_ref();
-    let retries = service.options().max_conflict_retries;
-    let mut applied = Applied::default();
-    let mut lost = 0u32;
-    loop {
-        // Settle each primary once; a reload may reorder or add primaries, so look
-        // them up by identity rather than position.
-        let mut settled: Vec<(String, String)> = Vec::new();
+    /// Turns a `claiming` intent into `aborted`, so its write can never commit (the
+    /// write's transaction is conditional on the claiming version). Returns the state
+    /// the intent is in afterwards (`None` when it is gone).
+    ///
+    /// # Errors
+    ///
+    /// The engine's errors; [`ErrorKind::PreconditionFailed`] when the intent keeps
+    /// changing for more than `retries` rounds.
+    pub(crate) async fn fence(
+        &mut self,
+        engine: &dyn Engine,
+        table: &str,
+        retries: u32,
+    ) -> Result<Option<IntentState>> {
+        let mut rounds = ConflictLoop::new(retries);
         loop {
-            let next = live.doc.primaries.iter().find_map(|p| {
-                let id = (p.kind.clone(), p.rk.clone());
-                let codec = codec_for(&p.kind)?;
-                (!settled.contains(&id)).then_some((id, codec))
-            });
-            let Some((id, codec)) = next else {
-                break;
-            };
-            settle(engine, table, &mut live, &id, codec, retries, &mut applied).await?;
-            settled.push(id);
-        }
-        let Some(etag) = live.etag.clone() else {
-            applied.finished = true;
-            return Ok(applied);
-        };
-        let left: Vec<PrimaryIntent> = live
-            .doc
-            .primaries
-            .iter()
-            .filter(|p| codec_for(&p.kind).is_none())
-            .cloned()
-            .collect();
-        let finished = left.is_empty();
-        let op = if finished {
-            WriteOp::Delete {
-                key: live.key.clone(),
-                if_match: IfMatch::Etag(etag),
+            if self.etag.is_none() {
+                return Ok(None);
             }
-        } else {
-            WriteOp::Replace {
-                entity: intent_row(&live.key, &IntentDoc::new(left))?,
-                if_match: IfMatch::Etag(etag),
+            if self.doc.state != IntentState::Claiming {
+                return Ok(Some(self.doc.state));
             }
-        };
-        match engine.write(table, &op).await {
-            Ok(_) => {
-                applied.finished = finished;
-                return Ok(applied);
+            let aborted = self.doc.clone().with_state(IntentState::Aborted);
+            if self.store(engine, table, aborted).await? {
+                return Ok(Some(IntentState::Aborted));
             }
-            Err(err) if err.kind() == ErrorKind::EntityNotFound => {
-                applied.finished = true;
-                return Ok(applied);
-            }
-            Err(err) if err.kind() == ErrorKind::PreconditionFailed => {
-                lost += 1;
-                if lost > retries {
-                    return Err(gave_up(err, retries));
-                }
-                live.reload(engine, table).await?;
-            }
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-/// Brings the index rows of the intent's primary `kind`/`row_key` in line with the
-/// current primary, until a round sees the primary unchanged from start to end.
-async fn settle(
-    engine: &dyn Engine,
-    table: &str,
-    live: &mut LiveIntent,
-    (kind, row_key): &(String, String),
-    codec: Codec,
-    retries: u32,
-    applied: &mut Applied,
-) -> Result<()> {
-    let primary_key = EntityKey::new(live.key.partition_key.clone(), row_key.clone());
-    let member = encode_member(&primary_key, false);
-    let mut lost = 0u32;
-    loop {
-        let before = engine.get_entity(table, &primary_key, None).await?;
-        let desired = match &before {
-            Some(row) => remote_rows(&(codec.implied)(row)?, table),
-            None => BTreeMap::new(),
-        };
-        // Record every row about to be written before writing it, so a crash can't
-        // leave a row no intent mentions.
-        for reference in desired.keys() {
-            if live.rows_of(kind, row_key).insert(reference.clone()) {
-                live.dirty = true;
-            }
-        }
-        if live.dirty && !live.persist(engine, table).await? {
-            lost += 1;
-            if lost > retries {
-                return Err(Error::new(
+            rounds
+                .lost(Error::new(
                     ErrorKind::PreconditionFailed,
-                    format!(
-                        "gave up recording intent {} after {retries} lost races",
-                        live.key
-                    ),
-                ));
-            }
-            continue;
+                    format!("the intent {} changed while being fenced", self.key),
+                ))
+                .await?;
         }
-        let rows: Vec<RowRef> = live.rows_of(kind, row_key).iter().cloned().collect();
-        for reference in rows {
-            let key = reference.key();
-            let entry_type = || index_entry_type(kind, &reference.index);
-            match desired.get(&reference) {
-                Some(Some(copy)) => {
-                    engine
-                        .write(&reference.table, &WriteOp::UpsertReplace(copy.clone()))
-                        .await?;
-                    applied.written += 1;
-                }
-                Some(None) => {
-                    let changed = update_member(
-                        engine,
-                        &reference.table,
-                        &key,
-                        &entry_type(),
-                        &member,
-                        true,
-                        retries,
-                    )
-                    .await?;
-                    applied.written += usize::from(changed);
-                }
-                None if reference.entry => {
-                    let changed = update_member(
-                        engine,
-                        &reference.table,
-                        &key,
-                        &entry_type(),
-                        &member,
-                        false,
-                        retries,
-                    )
-                    .await?;
-                    applied.removed += usize::from(changed);
-                }
-                None => {
-                    let removed =
-                        remove_copy(engine, &reference.table, &key, &primary_key, retries).await?;
-                    applied.removed += usize::from(removed);
-                }
-            }
-        }
-        let after = engine.get_entity(table, &primary_key, None).await?;
-        let version = |row: &Option<DynamicEntity>| row.as_ref().map(|r| r.etag.clone());
-        if version(&before) == version(&after) {
-            return Ok(());
-        }
-        lost += 1;
-        if lost > retries {
-            return Err(Error::new(
-                ErrorKind::PreconditionFailed,
-                format!(
-                    "gave up settling the index rows of {primary_key}: it changed in each of {retries} rounds"
-                ),
-            )
-            .with_entity_key(primary_key));
-        }
+    }
+
+    /// How long ago the intent was last written, by this machine's clock (zero when
+    /// unknown or in the future).
+    pub(crate) fn age(&self) -> Duration {
+        let Some(written) = self.written_at else {
+            return Duration::ZERO;
+        };
+        let ticks = DateTime::now().ticks().saturating_sub(written.ticks());
+        let nanos = u64::try_from(ticks).unwrap_or(0).saturating_mul(100);
+        Duration::from_nanos(nanos)
     }
 }
 
-/// Deletes the copy at `key` in `table` if it is still a copy of `owner`. Returns
-/// whether it deleted one.
-async fn remove_copy(
-    engine: &dyn Engine,
-    table: &str,
-    key: &EntityKey,
-    owner: &EntityKey,
-    retries: u32,
-) -> Result<bool> {
-    let mut lost = 0u32;
-    loop {
-        let Some(row) = engine.get_entity(table, key, None).await? else {
-            return Ok(false);
-        };
-        if primary_key_of_copy(&row).ok().as_ref() != Some(owner) {
-            return Ok(false);
-        }
-        let op = WriteOp::Delete {
-            key: key.clone(),
-            if_match: row.etag.map_or(IfMatch::Any, IfMatch::Etag),
-        };
-        match engine.write(table, &op).await {
-            Ok(_) => return Ok(true),
-            Err(err) if lost_race(&err) => {
-                lost += 1;
-                if lost > retries {
-                    return Err(gave_up(err, retries));
-                }
-            }
-            Err(err) => return Err(err),
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_round_trip_and_read_the_first_format() {
+        let rows: BTreeSet<RowRef> = [RowRef {
+            index: "by_email".into(),
+            entry: false,
+            table: "ByEmail".into(),
+            pk: "p".into(),
+            rk: "r".into(),
+            near: false,
+        }]
+        .into();
+        let doc = IntentDoc::new(
+            IntentState::Claiming,
+            false,
+            vec![PrimaryIntent::new(
+                "Employee".into(),
+                "empid_1".into(),
+                rows,
+            )],
+        );
+        let key = new_intent_key("Sales");
+        assert!(key.row_key.starts_with(INTENT_ROW_PREFIX));
+        let row = intent_row(&key, &doc).unwrap();
+        assert_eq!(parse_intent(&row).unwrap(), doc);
+        // The first format had no state: such intents are pending.
+        let old = DynamicEntity::new("Sales", "$intent_1")
+            .with(INTENT_PROPERTY, r#"{"v":1,"primaries":[]}"#);
+        let parsed = parse_intent(&old).unwrap();
+        assert_eq!(parsed.state(), IntentState::Pending);
+        assert!(!parsed.has_work());
+        let tombstone = IntentDoc::new(IntentState::Done, false, Vec::new());
+        let text = serde_json::to_string(&tombstone).unwrap();
+        assert_eq!(text, r#"{"v":1,"state":"done","primaries":[]}"#);
     }
 }

@@ -1,38 +1,48 @@
 //! Index upkeep: every typed write keeps the index copies and index entities its
-//! type declares in step with the primary rows.
+//! type declares in step with the primary rows, never applies a write twice, and
+//! says whether a write that failed may have applied.
 //!
 //! - **Same partition** (`IndexSchema::same_partition`): the copies and index-entity
 //!   rows go in the primary's entity group transaction. The client reads the current
-//!   primary first and makes the transaction conditional on its ETag, so a
-//!   concurrent change can't leave a stale copy; when the caller's own condition is
-//!   `IfMatch::Any` (or the mode is an upsert) a lost race is retried, up to
-//!   [`crate::ClientOptions::max_conflict_retries`] times.
+//!   primary and the index rows first and makes every operation conditional on the
+//!   versions read ([`rows`]), so a concurrent change can't leave a stale copy and no
+//!   copy of another entity is ever replaced; when the caller's own condition is
+//!   `IfMatch::Any` (or the mode is an upsert) a lost race is retried ([`conflict`]).
 //! - **Other partitions or tables**: the transaction also stores an *intent* row in
-//!   the primary's partition ([`intents`]); after the commit the client applies it
-//!   (re-deriving the index rows from the current primary) and deletes it.
-//!   `Table::reconcile` finishes intents a crash left behind.
+//!   the primary's partition ([`intents`]); after the commit the client settles it
+//!   ([`settle`]: re-deriving the index rows from the current primary). The intent
+//!   is the transaction's commit marker ([`commit`]). A `unique_index` value there is
+//!   claimed before the transaction. `Table::reconcile` finishes intents a crash
+//!   left behind.
 //!
 //! Everything here is type-erased through [`Codec`], so one transaction can mix
 //! entity types.
 
+mod commit;
+mod conflict;
 mod index_entities;
 mod intents;
 mod plan;
 mod reconcile;
+mod rows;
+mod settle;
 
 use std::collections::HashSet;
 use std::fmt;
 
-use tables_core::model::{IndexCopy, IndexEntry};
+use futures::future::try_join_all;
+use tables_core::model::{check_writer, IndexCopy, IndexEntry};
 use tables_core::{
-    DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOp, WriteOutcome,
+    DynamicEntity, EntityKey, Error, IfMatch, PendingUpkeep, Result, Row, WriteOp, WriteOutcome,
 };
 
 use crate::request_id::ClientRequestId;
 use crate::service::TableServiceClient;
 
+pub(crate) use conflict::ConflictLoop;
 pub(crate) use index_entities::{member_key, members_of};
-pub use reconcile::ReconcileReport;
+pub use reconcile::{IntentFailure, ReconcileReport, RowChange, TouchedRow};
+pub(crate) use rows::owner_of;
 
 /// How a caller's item writes its primary row.
 #[derive(Debug, Clone)]
@@ -112,7 +122,13 @@ pub(crate) struct Item {
 
 impl Item {
     /// A write of `value` in `mode` (not `Mode::Delete`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] when `T` must not write its kind (see
+    /// [`check_writer`]); `value`'s encoding errors.
     pub(crate) fn write<T: Row>(mode: Mode, value: &T) -> Result<Item> {
+        check_writer::<T>()?;
         let row = value.encode()?;
         let codec = Codec::of::<T>();
         let implied = if codec.indexed && !mode.merges() {
@@ -133,49 +149,59 @@ impl Item {
     }
 
     /// A delete of the `T` at `key`.
-    pub(crate) fn delete<T: Row>(key: EntityKey, if_match: IfMatch) -> Item {
-        Item {
+    ///
+    /// # Errors
+    ///
+    /// As [`Item::write`].
+    pub(crate) fn delete<T: Row>(key: EntityKey, if_match: IfMatch) -> Result<Item> {
+        check_writer::<T>()?;
+        Ok(Item {
             mode: Mode::Delete(if_match),
             key,
             row: None,
             implied: None,
             codec: Codec::of::<T>(),
-        }
+        })
     }
 
     pub(crate) fn key(&self) -> &EntityKey {
         &self.key
     }
 
-    /// The write as the caller asked for it, with no upkeep.
-    pub(crate) fn plain_op(&self) -> WriteOp {
-        Item {
-            mode: self.mode.clone(),
-            key: self.key.clone(),
-            row: self.row.clone(),
-            implied: None,
-            codec: self.codec,
-        }
-        .into_plain_op()
+    /// The encoded row written (`None` for a delete).
+    pub(crate) fn row(&self) -> Option<&DynamicEntity> {
+        self.row.as_ref()
     }
 
-    /// [`Item::plain_op`], by value.
-    pub(crate) fn into_plain_op(self) -> WriteOp {
-        let Item { mode, key, row, .. } = self;
-        let row = || row.unwrap_or_default();
-        match mode {
+    /// The copies in the primary's partition the new row implies, when known
+    /// without reading.
+    pub(crate) fn partition_copies(&self) -> impl Iterator<Item = &DynamicEntity> + '_ {
+        self.implied
+            .iter()
+            .flat_map(|i| i.copies.iter())
+            .filter(|c| c.same_partition())
+            .map(IndexCopy::entity)
+    }
+
+    /// The write as the caller asked for it, with no upkeep.
+    pub(crate) fn plain_op(&self) -> WriteOp {
+        let row = || self.row.clone().unwrap_or_default();
+        match &self.mode {
             Mode::Insert => WriteOp::Insert(row()),
             Mode::Replace(if_match) => WriteOp::Replace {
                 entity: row(),
-                if_match,
+                if_match: if_match.clone(),
             },
             Mode::Merge(if_match) => WriteOp::Merge {
                 entity: row(),
-                if_match,
+                if_match: if_match.clone(),
             },
             Mode::UpsertReplace => WriteOp::UpsertReplace(row()),
             Mode::UpsertMerge => WriteOp::UpsertMerge(row()),
-            Mode::Delete(if_match) => WriteOp::Delete { key, if_match },
+            Mode::Delete(if_match) => WriteOp::Delete {
+                key: self.key.clone(),
+                if_match: if_match.clone(),
+            },
         }
     }
 
@@ -200,7 +226,8 @@ impl Item {
 /// transaction with their index upkeep; one outcome per item. Every request carries
 /// the call's client request id, which the outcomes and the error report.
 ///
-/// Errors carry the failing item's index ([`Error::batch_index`]).
+/// Errors carry the failing item's index ([`Error::batch_index`]); an error that may
+/// have applied says so, and no write is ever sent again after it may have applied.
 pub(crate) async fn run(
     service: &TableServiceClient,
     table: &str,
@@ -223,114 +250,128 @@ async fn run_items(
     table: &str,
     items: Vec<Item>,
 ) -> Result<Vec<WriteOutcome>> {
-    let engine = service.engine();
+    let engine = service.engine().as_ref();
     if items.iter().all(|item| !item.codec.indexed) {
-        let ops: Vec<WriteOp> = items.into_iter().map(Item::into_plain_op).collect();
-        return submit(engine.as_ref(), table, &ops).await;
+        // No upkeep: the write as asked, sent once.
+        let ops: Vec<WriteOp> = items.iter().map(Item::plain_op).collect();
+        return commit::submit(engine, table, &ops).await;
     }
-    let retries = service.options().max_conflict_retries;
-    let mut absent: HashSet<EntityKey> = HashSet::new();
-    let mut lost = 0u32;
+    let mut rounds = ConflictLoop::new(service.options().max_conflict_retries);
     loop {
-        let olds = read_olds(engine.as_ref(), table, &items).await?;
+        let olds = read_olds(service, table, &items).await?;
         let prepared = plan::prepare(&items, olds)?;
-        let mut entry_rows = Vec::new();
-        for key in prepared.entry_keys() {
-            let row = engine.get_entity(table, &key, None).await?;
-            entry_rows.push((key, row));
-        }
-        let built = prepared.build(table, entry_rows, &absent)?;
+        let (reads, stale) = read_rows(service, prepared.to_read(table)).await?;
+        let built = prepared.build(table, &reads, &stale)?;
         tables_core::validate_batch(&built.ops).map_err(|e| built.map_error(e))?;
-        let err = match submit(engine.as_ref(), table, &built.ops).await {
-            Ok(outcomes) => {
-                if let Some((index, doc)) = built.intent {
-                    let etag = outcomes.get(index).and_then(|o| o.etag.clone());
-                    let codecs = built.codecs;
-                    let codec_for = |kind: &str| {
-                        codecs
-                            .iter()
-                            .find(|(k, _)| k == kind)
-                            .map(|(_, codec)| *codec)
-                    };
-                    let live = intents::LiveIntent::new(built.ops[index].key(), etag, doc);
-                    // The primary write is committed: if applying fails (a crash, a
-                    // transient error), the intent stays for `reconcile()` to finish.
-                    let _ = intents::apply(service, table, live, &codec_for).await;
+        let codecs = built.codecs.clone();
+        let covered = covered_items(&items, &built);
+        match commit::commit(service, table, built, &mut rounds).await {
+            commit::Outcome::Committed {
+                outcomes,
+                intent,
+                clean,
+            } => {
+                let pending = match intent {
+                    Some(live) => {
+                        let key = live.key.clone();
+                        let codec_for =
+                            |kind: &str| codecs.iter().find(|(k, _)| k == kind).map(|(_, c)| *c);
+                        let finish = settle::Finish::Owner { clean };
+                        settle::apply(service, table, live, &codec_for, finish)
+                            .await
+                            .err()
+                            .map(|err| PendingUpkeep::new(table, key, err))
+                    }
+                    None => None,
+                };
+                let attempts = rounds.attempts();
+                let mut outcomes: Vec<WriteOutcome> =
+                    outcomes.into_iter().take(items.len()).collect();
+                for (index, outcome) in outcomes.iter_mut().enumerate() {
+                    outcome.attempts = attempts;
+                    if covered.contains(&index) {
+                        outcome.pending_upkeep.clone_from(&pending);
+                    }
                 }
-                return Ok(outcomes.into_iter().take(items.len()).collect());
+                return Ok(outcomes);
             }
-            Err(err) => err,
-        };
-        match built.on_error(&err) {
-            plan::Retry::No => return Err(built.map_error(err)),
-            plan::Retry::Absent(key) => {
-                absent.insert(key);
-            }
-            plan::Retry::Conflict => {}
+            commit::Outcome::Lost(err) => rounds.lost(err).await?,
+            commit::Outcome::Failed(err) => return Err(err.with_attempts(rounds.attempts())),
         }
-        lost += 1;
-        if lost > retries {
-            return Err(gave_up(built.map_error(err), retries));
-        }
-        tokio::task::yield_now().await;
     }
 }
 
-/// Sends `ops`: one write, or one entity group transaction.
-async fn submit(engine: &dyn Engine, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-    match ops {
-        [op] => engine.write(table, op).await.map(|outcome| vec![outcome]),
-        _ => engine.submit_batch(table, ops).await,
-    }
+/// The items whose primaries the transaction's intent lists.
+fn covered_items(items: &[Item], built: &plan::Built) -> HashSet<usize> {
+    let Some(intent) = &built.intent else {
+        return HashSet::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| {
+            intent
+                .doc
+                .primaries()
+                .iter()
+                .any(|p| p.rk == item.key.row_key)
+        })
+        .map(|(index, _)| index)
+        .collect()
 }
 
 /// The current primary rows the items replace, merge into or delete (inserts need
-/// none: an existing row fails them).
+/// none: an existing row fails them), read concurrently.
 async fn read_olds(
-    engine: &dyn Engine,
+    service: &TableServiceClient,
     table: &str,
     items: &[Item],
 ) -> Result<Vec<Option<DynamicEntity>>> {
-    let mut olds = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
+    let engine = service.engine().as_ref();
+    let reads = items.iter().enumerate().map(|(index, item)| async move {
         let needed = item.codec.indexed && !matches!(item.mode, Mode::Insert);
-        let old = if needed {
-            engine
-                .get_entity(table, &item.key, None)
-                .await
-                .map_err(|e| e.with_batch_index(index))?
-        } else {
-            None
-        };
-        olds.push(old);
-    }
-    Ok(olds)
+        if !needed {
+            return Ok(None);
+        }
+        engine
+            .get_entity(table, &item.key, None)
+            .await
+            .map_err(|e| e.with_batch_index(index))
+    });
+    try_join_all(reads).await
 }
 
-/// Whether an error means a conditional write lost a race (412, or a row that
-/// appeared or vanished since it was read).
-pub(crate) fn lost_race(err: &Error) -> bool {
-    matches!(
-        err.kind(),
-        ErrorKind::PreconditionFailed | ErrorKind::EntityAlreadyExists | ErrorKind::EntityNotFound
-    )
-}
-
-/// The error after `retries` lost races in a row.
-pub(crate) fn gave_up(last: Error, retries: u32) -> Error {
-    let mut err = Error::new(
-        ErrorKind::PreconditionFailed,
-        format!(
-            "gave up after {retries} retries: concurrent writers kept changing the rows this \
-             write depends on (raise ClientOptions::max_conflict_retries, or write less \
-             concurrently to the same rows)"
-        ),
-    );
-    if let Some(index) = last.batch_index() {
-        err = err.with_batch_index(index);
+/// Reads the rows a plan depends on, concurrently, and tells which claims held by
+/// other entities among them are stale.
+async fn read_rows(
+    service: &TableServiceClient,
+    wanted: Vec<plan::ToRead>,
+) -> Result<(plan::Reads, HashSet<(String, EntityKey)>)> {
+    let engine = service.engine().as_ref();
+    let reads = wanted.into_iter().map(|want| async move {
+        let row = engine.get_entity(&want.table, &want.key, None).await?;
+        let mut stale = false;
+        if let (Some((codec, kind, index)), Some(stored)) = (&want.claim, &row) {
+            let of = rows::IndexOf { kind, index };
+            let theirs = rows::owner_of(stored).is_some_and(|owner| {
+                !matches!(
+                    rows::Holder::of(Some(stored), of, &owner),
+                    rows::Holder::Foreign(_)
+                )
+            });
+            if theirs {
+                stale = rows::is_stale_claim(engine, stored, of, *codec).await?;
+            }
+        }
+        Ok::<_, Error>((plan::read_key(&want.table, &want.key), row, stale))
+    });
+    let mut rows = plan::Reads::new();
+    let mut stale = HashSet::new();
+    for (key, row, is_stale) in try_join_all(reads).await? {
+        if is_stale {
+            stale.insert(key.clone());
+        }
+        rows.insert(key, row);
     }
-    if let Some(key) = last.entity_key() {
-        err = err.with_entity_key(key.clone());
-    }
-    err.with_source(last)
+    Ok((rows, stale))
 }

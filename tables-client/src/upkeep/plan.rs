@@ -1,29 +1,33 @@
 //! Planning one entity group transaction: the caller's primary writes, the index
-//! copies and index entities in their partition, and the intent for the rest.
+//! copies and index entities in their partition, the claims of `unique_index`
+//! values in other partitions, and the intent for the rest.
 //!
 //! The operations come in this order: the primaries (operation `i` is caller item
-//! `i`), deletes of copies no longer implied, upserts of implied copies, index
-//! entity rows, then the intent. Each operation remembers the caller item it
-//! serves, so an error names the caller's item.
+//! `i`), the copies in the partition (each conditional on what was read: an insert
+//! where none is stored, a replace or delete If-Match where the item's primary holds
+//! it), index entity rows, then the intent. Each operation remembers the caller item
+//! it serves, so an error names the caller's item.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use tables_core::model::{index_entry_type, ENTITY_TYPE_PROPERTY};
+use tables_core::model::{index_entry_type, IndexCopy, ENTITY_TYPE_PROPERTY};
 use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp};
 
+use super::conflict::lost_race;
 use super::index_entities::{encode_member, entry_op, members_of};
-use super::intents::{new_intent_op, remote_rows, IntentDoc, PrimaryIntent};
-use super::{lost_race, Codec, Implied, Item, Mode};
+use super::intents::{new_intent_key, rows_of, IntentDoc, IntentState, PrimaryIntent};
+use super::rows::{
+    claim_mark, put_copy, release_copy, replace_over, taken, Holder, IndexOf, CLAIM_PROPERTY,
+};
+use super::{Codec, Implied, Item, Mode};
 
 /// What to do after the transaction failed.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(super) enum Retry {
     /// Report the error.
     No,
     /// A condition of the client's own lost a race: read again and retry.
     Conflict,
-    /// A copy to delete is already gone: retry without it.
-    Absent(EntityKey),
 }
 
 /// What an operation is for.
@@ -34,8 +38,7 @@ enum Role {
     Primary {
         caller_condition: bool,
     },
-    CopyDelete(EntityKey),
-    CopyUpsert,
+    Copy,
     Entry,
     Intent,
 }
@@ -58,8 +61,41 @@ struct EntryChange {
     removes: BTreeSet<String>,
 }
 
-/// The items with their primary writes decided; the index entity rows to read
-/// next.
+/// The items whose new rows imply a copy key, and those whose old rows did.
+type Holders<'a> = (Vec<(usize, &'a IndexCopy)>, Vec<(usize, &'a IndexCopy)>);
+
+/// A row read for planning: where, and what is stored (`None`: nothing).
+pub(super) type Reads = HashMap<(String, EntityKey), Option<DynamicEntity>>;
+
+/// The key of a row in [`Reads`] (table names compare case-insensitively).
+pub(super) fn read_key(table: &str, key: &EntityKey) -> (String, EntityKey) {
+    (table.to_ascii_lowercase(), key.clone())
+}
+
+/// A row to read before planning, and for claimed copies in other partitions the
+/// codec that tells whether another entity's claim there is stale.
+#[derive(Debug)]
+pub(super) struct ToRead {
+    pub(super) table: String,
+    pub(super) key: EntityKey,
+    pub(super) claim: Option<(Codec, String, String)>,
+}
+
+/// A `unique_index` value in another partition, claimed before the primary commits.
+#[derive(Debug, Clone)]
+pub(super) struct Claim {
+    pub(super) item: usize,
+    pub(super) kind: String,
+    pub(super) index: &'static str,
+    pub(super) table: String,
+    /// The copy to write, with its claim mark.
+    pub(super) row: DynamicEntity,
+    /// Insert (nothing stored), or replace If-Match a stale claim.
+    pub(super) op: WriteOp,
+    pub(super) codec: Codec,
+}
+
+/// The items with their primary writes decided; the rows to read next.
 #[derive(Debug)]
 pub(super) struct Prepared<'a> {
     items: &'a [Item],
@@ -68,14 +104,26 @@ pub(super) struct Prepared<'a> {
     entries: BTreeMap<EntityKey, EntryChange>,
 }
 
+/// The intent a transaction writes.
+#[derive(Debug)]
+pub(super) struct PlannedIntent {
+    pub(super) key: EntityKey,
+    /// Its content once the transaction commits (`pending`).
+    pub(super) doc: IntentDoc,
+    /// Its operation in the transaction.
+    pub(super) op_index: usize,
+    /// Values to claim before the transaction (then the intent is written first, in
+    /// the `claiming` state, and the transaction turns it `pending`).
+    pub(super) claims: Vec<Claim>,
+}
+
 /// The planned transaction.
 #[derive(Debug)]
 pub(super) struct Built {
     pub(super) ops: Vec<WriteOp>,
     /// Per operation: the caller item and the role.
     roles: Vec<(usize, Role)>,
-    /// The intent's operation index and content.
-    pub(super) intent: Option<(usize, IntentDoc)>,
+    pub(super) intent: Option<PlannedIntent>,
     /// The codec of every kind the intent covers.
     pub(super) codecs: Vec<(String, Codec)>,
 }
@@ -272,25 +320,65 @@ fn merged(stored: &DynamicEntity, update: &DynamicEntity) -> DynamicEntity {
     row
 }
 
+/// The copies of `implied` in the primary's partition.
+fn near_copies(implied: &Implied) -> impl Iterator<Item = &IndexCopy> {
+    implied.copies.iter().filter(|c| c.same_partition())
+}
+
+/// The `unique_index` copies of `implied` in other partitions or tables.
+fn far_unique_copies(implied: &Implied) -> impl Iterator<Item = &IndexCopy> {
+    implied
+        .copies
+        .iter()
+        .filter(|c| !c.same_partition() && c.index().unique)
+}
+
 impl Prepared<'_> {
-    /// The index entity rows in the partition the transaction changes (read them
-    /// and pass them to [`Prepared::build`]).
-    pub(super) fn entry_keys(&self) -> Vec<EntityKey> {
-        self.entries.keys().cloned().collect()
+    /// The rows to read before [`Prepared::build`]: the index entity rows and every
+    /// copy (old or new) in the partition, and the `unique_index` values in other
+    /// partitions the items take.
+    pub(super) fn to_read(&self, table: &str) -> Vec<ToRead> {
+        let mut wanted: Vec<ToRead> = Vec::new();
+        let mut seen: HashSet<(String, EntityKey)> = HashSet::new();
+        let mut want = |table: &str, key: EntityKey, claim: Option<(Codec, String, String)>| {
+            if seen.insert(read_key(table, &key)) {
+                wanted.push(ToRead {
+                    table: table.to_owned(),
+                    key,
+                    claim,
+                });
+            }
+        };
+        for key in self.entries.keys() {
+            want(table, key.clone(), None);
+        }
+        for state in &self.states {
+            for copy in near_copies(&state.old).chain(near_copies(&state.new)) {
+                want(table, copy.key(), None);
+            }
+        }
+        for (item, state) in self.items.iter().zip(&self.states) {
+            for copy in far_unique_copies(&state.new) {
+                let claim = Some((item.codec, state.kind.clone(), copy.name().to_owned()));
+                want(copy.table().unwrap_or(table), copy.key(), claim);
+            }
+        }
+        wanted
     }
 
-    /// Plans the transaction, given the current index entity rows and the copies
-    /// known to be gone.
+    /// Plans the transaction, given the rows [`Prepared::to_read`] named (`reads`)
+    /// and the claims among them whose writes were abandoned (`stale`).
     ///
     /// # Errors
     ///
-    /// An index entity that can't be read or would grow too large; an intent that
-    /// can't be encoded. Each carries the item's index.
+    /// A [`ErrorKind::UniqueViolation`] when a value an item takes is held by another
+    /// entity; an index entity that can't be read or would grow too large; an intent
+    /// that can't be encoded. Each carries the item's index.
     pub(super) fn build(
         self,
         table: &str,
-        entry_rows: Vec<(EntityKey, Option<DynamicEntity>)>,
-        absent: &HashSet<EntityKey>,
+        reads: &Reads,
+        stale: &HashSet<(String, EntityKey)>,
     ) -> Result<Built> {
         let mut built = Built {
             ops: Vec::new(),
@@ -298,51 +386,112 @@ impl Prepared<'_> {
             intent: None,
             codecs: Vec::new(),
         };
-        for (index, (op, caller_condition)) in self.primaries.into_iter().enumerate() {
+        for (index, (op, caller_condition)) in self.primaries.iter().cloned().enumerate() {
             built.push(op, index, Role::Primary { caller_condition });
         }
-        let near_copies = |implied: &Implied| {
-            implied
-                .copies
-                .iter()
-                .filter(|c| c.same_partition())
-                .cloned()
-                .collect::<Vec<_>>()
+        let stored = |table: &str, key: &EntityKey| -> Option<&DynamicEntity> {
+            reads.get(&read_key(table, key)).and_then(Option::as_ref)
         };
-        let new_keys: HashSet<EntityKey> = self
-            .states
-            .iter()
-            .flat_map(|s| near_copies(&s.new))
-            .map(|c| c.key())
-            .collect();
-        let mut deleting = HashSet::new();
+        self.plan_near_copies(table, &stored, &mut built)?;
+        self.plan_entries(table, &stored, &mut built)?;
+        self.plan_intent(table, &stored, stale, &mut built)?;
+        Ok(built)
+    }
+
+    /// The conditional writes of the copies in the partition.
+    fn plan_near_copies<'r>(
+        &self,
+        table: &str,
+        stored: &dyn Fn(&str, &EntityKey) -> Option<&'r DynamicEntity>,
+        built: &mut Built,
+    ) -> Result<()> {
+        // Per key: the items whose new rows imply it, and whose old rows did.
+        let mut by_key: BTreeMap<EntityKey, Holders<'_>> = BTreeMap::new();
         for (index, state) in self.states.iter().enumerate() {
+            for copy in near_copies(&state.new) {
+                by_key.entry(copy.key()).or_default().0.push((index, copy));
+            }
             for copy in near_copies(&state.old) {
-                let key = copy.key();
-                if !new_keys.contains(&key)
-                    && !absent.contains(&key)
-                    && deleting.insert(key.clone())
-                {
-                    let op = WriteOp::Delete {
-                        key: key.clone(),
-                        if_match: IfMatch::Any,
+                by_key.entry(copy.key()).or_default().1.push((index, copy));
+            }
+        }
+        for (key, (news, olds)) in &by_key {
+            let row = stored(table, key);
+            match news.as_slice() {
+                [] => {
+                    for (index, copy) in olds {
+                        let of = self.index_of(*index, copy);
+                        if let Some(op) = release_copy(row, of, &self.items[*index].key) {
+                            built.push(op, *index, Role::Copy);
+                        }
+                    }
+                }
+                [(index, copy)] => {
+                    let primary = &self.items[*index].key;
+                    let of = self.index_of(*index, copy);
+                    let op = match put_copy(row, copy.entity(), of, table, primary) {
+                        Ok(op) => op,
+                        // An item of this transaction gives the value up: take it over.
+                        Err(taken_err) => match (Holder::of(row, of, primary), row) {
+                            (Holder::Other { owner, .. }, Some(row))
+                                if self.gives_up(&owner, table, copy.name(), key) =>
+                            {
+                                Some(replace_over(row, copy.entity()))
+                            }
+                            _ => return Err(taken_err.with_batch_index(*index)),
+                        },
                     };
-                    built.push(op, index, Role::CopyDelete(key));
+                    if let Some(op) = op {
+                        built.push(op, *index, Role::Copy);
+                    }
+                }
+                [(first, copy), (second, _), ..] => {
+                    let of = self.index_of(*second, copy);
+                    let err = taken(
+                        of,
+                        table,
+                        key.clone(),
+                        self.items[*first].key.clone(),
+                        &self.items[*second].key,
+                    );
+                    return Err(err.with_batch_index(*second));
                 }
             }
         }
-        for (index, state) in self.states.iter().enumerate() {
-            for copy in near_copies(&state.new) {
-                built.push(
-                    WriteOp::UpsertReplace(copy.into_entity()),
-                    index,
-                    Role::CopyUpsert,
-                );
-            }
+        Ok(())
+    }
+
+    /// Whether the item whose primary is `owner` held the copy of index `index` at
+    /// `key` in `table` and no longer implies it: another item may take it over.
+    fn gives_up(&self, owner: &EntityKey, table: &str, index: &str, key: &EntityKey) -> bool {
+        let here = |copy: &&IndexCopy| {
+            copy.name() == index
+                && copy.key() == *key
+                && copy.table().unwrap_or(table).eq_ignore_ascii_case(table)
+        };
+        self.items.iter().zip(&self.states).any(|(item, state)| {
+            item.key == *owner
+                && state.old.copies.iter().any(|c| here(&c))
+                && !state.new.copies.iter().any(|c| here(&c))
+        })
+    }
+
+    fn index_of<'s>(&'s self, item: usize, copy: &IndexCopy) -> IndexOf<'s> {
+        IndexOf {
+            kind: &self.states[item].kind,
+            index: copy.name(),
         }
-        let rows: HashMap<EntityKey, Option<DynamicEntity>> = entry_rows.into_iter().collect();
+    }
+
+    /// The index entity rows of the partition.
+    fn plan_entries<'r>(
+        &self,
+        table: &str,
+        stored: &dyn Fn(&str, &EntityKey) -> Option<&'r DynamicEntity>,
+        built: &mut Built,
+    ) -> Result<()> {
         for (key, change) in &self.entries {
-            let current = rows.get(key).and_then(Option::as_ref);
+            let current = stored(table, key);
             let planned = (|| {
                 let members = current.map(members_of).transpose()?.unwrap_or_default();
                 let mut next = members.clone();
@@ -359,11 +508,24 @@ impl Prepared<'_> {
                 built.push(op, change.item, Role::Entry);
             }
         }
+        Ok(())
+    }
+
+    /// The intent (rows in other partitions or tables, old and new) and the claims of
+    /// `unique_index` values there.
+    fn plan_intent<'r>(
+        &self,
+        table: &str,
+        stored: &dyn Fn(&str, &EntityKey) -> Option<&'r DynamicEntity>,
+        stale: &HashSet<(String, EntityKey)>,
+        built: &mut Built,
+    ) -> Result<()> {
         let mut primaries = Vec::new();
         let mut first = None;
+        let mut wanted_claims: Vec<(usize, &IndexCopy, &str)> = Vec::new();
         for (index, state) in self.states.iter().enumerate() {
-            let mut rows: BTreeSet<_> = remote_rows(&state.old, table).into_keys().collect();
-            rows.extend(remote_rows(&state.new, table).into_keys());
+            let mut rows: BTreeSet<_> = rows_of(&state.old, table, false).into_keys().collect();
+            rows.extend(rows_of(&state.new, table, false).into_keys());
             if rows.is_empty() {
                 continue;
             }
@@ -377,15 +539,78 @@ impl Prepared<'_> {
             if !built.codecs.iter().any(|(kind, _)| *kind == state.kind) {
                 built.codecs.push((state.kind.clone(), item.codec));
             }
+            for copy in far_unique_copies(&state.new) {
+                wanted_claims.push((index, copy, copy.table().unwrap_or(table)));
+            }
         }
-        if let Some(first) = first {
-            let doc = IntentDoc::new(primaries);
-            let partition = &self.items[first].key.partition_key;
-            let op = new_intent_op(partition, &doc).map_err(|e| e.with_batch_index(first))?;
-            built.intent = Some((built.ops.len(), doc));
-            built.push(op, first, Role::Intent);
+        let Some(first) = first else {
+            return Ok(());
+        };
+        let key = new_intent_key(&self.items[first].key.partition_key);
+        let mut claims = Vec::new();
+        for (index, copy, copy_table) in wanted_claims {
+            let primary = &self.items[index].key;
+            let of = self.index_of(index, copy);
+            let row = stored(copy_table, &copy.key());
+            let mut claimed = copy.entity().clone();
+            claimed.insert(CLAIM_PROPERTY, claim_mark(table, &key));
+            let op = match Holder::of(row, of, primary) {
+                // Held already: the upkeep after the commit refreshes it.
+                Holder::Mine(_) => continue,
+                Holder::Absent => WriteOp::Insert(claimed.clone()),
+                Holder::Other { row, .. } | Holder::Foreign(row)
+                    if stale.contains(&read_key(copy_table, &copy.key())) =>
+                {
+                    replace_over(row, &claimed)
+                }
+                // Another item of this transaction gives the value up: take it over
+                // (if the transaction fails, releasing the claims gives it back).
+                Holder::Other { owner, row }
+                    if self.gives_up(&owner, copy_table, copy.name(), &copy.key()) =>
+                {
+                    replace_over(row, &claimed)
+                }
+                Holder::Other { owner, .. } => {
+                    return Err(
+                        taken(of, copy_table, copy.key(), owner, primary).with_batch_index(index)
+                    );
+                }
+                Holder::Foreign(row) => {
+                    return Err(taken(of, copy_table, copy.key(), row.key(), primary)
+                        .with_batch_index(index));
+                }
+            };
+            claims.push(Claim {
+                item: index,
+                kind: self.states[index].kind.clone(),
+                index: copy.name(),
+                table: copy_table.to_owned(),
+                row: claimed,
+                op,
+                codec: self.items[index].codec,
+            });
         }
-        Ok(built)
+        let doc = IntentDoc::new(IntentState::Pending, false, primaries);
+        let row = super::intents::intent_row(&key, &doc).map_err(|e| e.with_batch_index(first))?;
+        let op_index = built.ops.len();
+        // Claims first: the transaction then turns the `claiming` intent `pending`,
+        // If-Match its version (filled in once it is written).
+        let op = if claims.is_empty() {
+            WriteOp::Insert(row)
+        } else {
+            WriteOp::Replace {
+                entity: row,
+                if_match: IfMatch::Any,
+            }
+        };
+        built.push(op, first, Role::Intent);
+        built.intent = Some(PlannedIntent {
+            key,
+            doc,
+            op_index,
+            claims,
+        });
+        Ok(())
     }
 }
 
@@ -412,24 +637,17 @@ impl Built {
         }
     }
 
-    /// Whether the failure is a race the client lost on its own condition.
+    /// Whether the failure is a race the client lost on its own condition, and
+    /// certainly wrote nothing.
     pub(super) fn on_error(&self, err: &Error) -> Retry {
         let Some((_, role)) = self.failed_op(err).and_then(|i| self.roles.get(i)) else {
             return Retry::No;
         };
         match role {
-            Role::CopyDelete(key) if err.kind() == ErrorKind::EntityNotFound => {
-                Retry::Absent(key.clone())
-            }
             Role::Primary {
-                caller_condition: false,
-            }
-            | Role::Entry
-            | Role::Intent
-                if lost_race(err) =>
-            {
-                Retry::Conflict
-            }
+                caller_condition: true,
+            } => Retry::No,
+            _ if lost_race(err) => Retry::Conflict,
             _ => Retry::No,
         }
     }

@@ -1,44 +1,162 @@
-//! `Table::reconcile`: finishes the intents crashes left behind.
+//! `Table::reconcile` and `Table::reconcile_partition`: finish the intents crashes
+//! and failures left behind.
+
+use std::fmt;
 
 use tables_core::model::ENTITY_TYPE_PROPERTY;
-use tables_core::{col, QuerySpec, Result, Row};
+use tables_core::{col, EntityKey, Error, ErrorKind, Filter, QuerySpec, Result, Row};
 
-use super::intents::{apply, parse_intent, LiveIntent, INTENT_TYPE};
+use super::intents::{LiveIntent, INTENT_TYPE};
+use super::settle::{apply, Finish};
 use super::{derives_kind, Codec};
 use crate::table::Table;
 
+/// How an index row changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RowChange {
+    /// An index copy was written (created, or brought up to date).
+    CopyWritten,
+    /// An index copy its entity no longer implies was deleted.
+    CopyRemoved,
+    /// An entity was added to an index entity's list.
+    MemberAdded,
+    /// An entity was removed from an index entity's list.
+    MemberRemoved,
+}
+
+/// An index row that index upkeep wrote or removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TouchedRow {
+    /// The table of the row.
+    pub table: String,
+    /// The row's key.
+    pub key: EntityKey,
+    /// What changed.
+    pub change: RowChange,
+}
+
+/// An intent `reconcile()` could not finish, and why. It stays for the next call.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct IntentFailure {
+    /// The intent row's key.
+    pub intent: EntityKey,
+    /// Why it could not be finished.
+    pub error: Error,
+}
+
 /// What [`Table::reconcile`] found and did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// `reconcile()` returns it when every intent it found is finished; when some could
+/// not be, it returns an error whose source is the report
+/// ([`ReconcileReport::from_error`]), so a partial failure can't pass for success.
+#[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct ReconcileReport {
-    /// Intent rows found in the table.
+    /// Intent rows found (tombstones included).
     pub intents_found: usize,
-    /// Intents finished and removed (by this call, or by a concurrent applier while
-    /// this call worked on them).
+    /// Intents whose work is done now: settled by this call or by a concurrent
+    /// worker while this call worked on them.
     pub intents_finished: usize,
-    /// Intents that also cover primaries of kinds this table type doesn't read: this
+    /// Intents of writes that were still claiming `unique_index` values (a crash
+    /// between the claims and the commit): fenced so those writes can never commit,
+    /// and their claims released.
+    pub intents_aborted: usize,
+    /// Intents that also cover entities of kinds this table type doesn't read: this
     /// call settled its own kinds and left the rest (reconcile through a type that
     /// reads them, e.g. an `EntityUnion` of every kind in the table).
     pub intents_left: usize,
-    /// Index copies written and index entity memberships added.
-    pub index_rows_written: usize,
-    /// Index copies deleted and index entity memberships removed.
-    pub index_rows_removed: usize,
+    /// Tombstones of finished intents older than
+    /// [`crate::ClientOptions::intent_retention`], removed.
+    pub tombstones_removed: usize,
+    /// Younger tombstones, kept.
+    pub tombstones_kept: usize,
+    /// Every index row written or removed, in the order it happened.
+    pub touched: Vec<TouchedRow>,
+    /// Every intent that could not be finished.
+    pub failures: Vec<IntentFailure>,
 }
 
+impl ReconcileReport {
+    /// Index copies written and index entity memberships added.
+    pub fn index_rows_written(&self) -> usize {
+        self.count(|c| matches!(c, RowChange::CopyWritten | RowChange::MemberAdded))
+    }
+
+    /// Index copies deleted and index entity memberships removed.
+    pub fn index_rows_removed(&self) -> usize {
+        self.count(|c| matches!(c, RowChange::CopyRemoved | RowChange::MemberRemoved))
+    }
+
+    fn count(&self, which: impl Fn(RowChange) -> bool) -> usize {
+        self.touched.iter().filter(|t| which(t.change)).count()
+    }
+
+    /// Whether every intent found was finished.
+    pub fn is_complete(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// The report a failed `reconcile()` carries, if `err` is one.
+    pub fn from_error(err: &Error) -> Option<&ReconcileReport> {
+        std::error::Error::source(err)?.downcast_ref()
+    }
+
+    /// `Ok(self)` when complete; otherwise the error of the first failure, with the
+    /// report as its source.
+    fn into_result(self) -> Result<ReconcileReport> {
+        let Some(first) = self.failures.first() else {
+            return Ok(self);
+        };
+        let message = format!(
+            "reconcile left {} of {} intents unfinished (they stay for the next call); the \
+             first, {}, failed with: {}. ReconcileReport::from_error gives every failure",
+            self.failures.len(),
+            self.intents_found,
+            first.intent,
+            first.error
+        );
+        let mut err = Error::new(first.error.kind(), message).with_entity_key(first.intent.clone());
+        if let Some(code) = first.error.service_code() {
+            err = err.with_service_code(code.to_owned());
+        }
+        Err(err.with_source(self))
+    }
+}
+
+impl fmt::Display for ReconcileReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} intents found, {} finished, {} aborted, {} left to other kinds, {} failed; {} index rows written, {} removed",
+            self.intents_found,
+            self.intents_finished,
+            self.intents_aborted,
+            self.intents_left,
+            self.failures.len(),
+            self.index_rows_written(),
+            self.index_rows_removed()
+        )
+    }
+}
+
+impl std::error::Error for ReconcileReport {}
+
 impl<T: Row> Table<T> {
-    /// Finishes every intent left in the table by a write that stopped between its
+    /// Finishes every intent left in the table: by a write that stopped between its
     /// commit and the upkeep of its index rows in other partitions and tables (a
-    /// crash, a lost connection, a transient error). For each intent it re-derives
-    /// the index rows from the *current* primaries, writes the implied ones, removes
-    /// those no longer implied, and deletes the intent; afterwards the index rows
-    /// match the primaries exactly.
+    /// crash, a lost connection, a transient error), or between claiming
+    /// `unique_index` values and its commit. For each intent it re-derives the index
+    /// rows from the *current* primaries, writes the implied ones, removes those no
+    /// longer implied (and releases the claims of writes that never committed);
+    /// afterwards the index rows match the primaries exactly.
     ///
     /// Safe to run at any time, concurrently with writers and with other
-    /// `reconcile()` calls, and any number of times. It scans the whole table for
-    /// intent rows (`EntityType eq '$intent'`), whatever
-    /// [`crate::ClientOptions::allow_table_scans`] says: run it from maintenance
-    /// jobs, not on hot paths.
+    /// `reconcile()` calls, and any number of times. It reads every partition (a
+    /// table scan), so it needs [`crate::ClientOptions::allow_table_scans`];
+    /// [`Table::reconcile_partition`] reads one.
     ///
     /// ```
     /// use tables_client::{Entity, TableServiceClient};
@@ -61,43 +179,104 @@ impl<T: Row> Table<T> {
     ///
     /// # Errors
     ///
-    /// The engine's errors while scanning. An intent that can't be finished (an
-    /// engine error, an index table that doesn't exist, an index entity that would
-    /// outgrow 64 KiB) doesn't stop the others: they are all tried, and the first
-    /// such error is returned; the failed intents stay for the next call.
+    /// [`ErrorKind::InvalidQuery`] before anything is read when the client forbids
+    /// table scans; the engine's errors while scanning. An intent that can't be
+    /// finished (an engine error, an index table that doesn't exist, a
+    /// `unique_index` value held by another entity) doesn't stop the others: all are
+    /// tried, and the error (kind of the first failure) carries the whole
+    /// [`ReconcileReport`] ([`ReconcileReport::from_error`]).
     pub async fn reconcile(&self) -> Result<ReconcileReport> {
+        if !self.service().options().allow_table_scans {
+            return Err(Error::new(
+                ErrorKind::InvalidQuery,
+                format!(
+                    "reconcile() reads the intents of every partition of {}, a table scan, which \
+                     this client forbids (ClientOptions::allow_table_scans); reconcile each \
+                     partition with reconcile_partition(..), or allow table scans",
+                    self.name()
+                ),
+            ));
+        }
+        self.reconcile_matching(None).await
+    }
+
+    /// [`Table::reconcile`] for the intents of one partition: a partition scan, so
+    /// it runs whatever [`crate::ClientOptions::allow_table_scans`] says. Intents live
+    /// in the partition of the entities they cover.
+    ///
+    /// # Errors
+    ///
+    /// As [`Table::reconcile`], except that it never refuses to scan.
+    pub async fn reconcile_partition(&self, partition_key: &str) -> Result<ReconcileReport> {
+        self.reconcile_matching(Some(partition_key)).await
+    }
+
+    async fn reconcile_matching(&self, partition_key: Option<&str>) -> Result<ReconcileReport> {
         let engine = self.engine();
-        let mut spec = QuerySpec::new().filter(col(ENTITY_TYPE_PROPERTY).eq(INTENT_TYPE));
+        let intents = col(ENTITY_TYPE_PROPERTY).eq(INTENT_TYPE);
+        let filter = match partition_key {
+            Some(pk) => Filter::partition_key(pk) & intents,
+            None => intents,
+        };
+        let mut spec = QuerySpec::new().filter(filter);
         spec.top = self.service().options().page_size;
         let codec = Codec::of::<T>();
         let codec_for = |kind: &str| derives_kind::<T>(kind).then_some(codec);
+        let retention = self.service().options().intent_retention;
         let mut report = ReconcileReport::default();
-        let mut first_error = None;
         let mut token = None;
         loop {
             let page = engine.query(self.name(), &spec, token.as_ref()).await?;
             for row in page.items {
                 report.intents_found += 1;
-                let outcome = match parse_intent(&row) {
-                    Ok(doc) => {
-                        let live = LiveIntent::new(row.key(), row.etag.clone(), doc);
-                        apply(self.service(), self.name(), live, &codec_for).await
+                let live = match LiveIntent::from_row(&row) {
+                    Ok(live) => live,
+                    Err(error) => {
+                        report.failures.push(IntentFailure {
+                            intent: row.key(),
+                            error,
+                        });
+                        continue;
                     }
-                    Err(err) => Err(err),
                 };
-                match outcome {
+                let key = live.key.clone();
+                if !live.doc.has_work() && live.doc.state() != super::intents::IntentState::Claiming
+                {
+                    // A tombstone: remove it once it has served its time.
+                    if live.age() > retention {
+                        let mut live = live;
+                        match live.delete(engine.as_ref(), self.name()).await {
+                            Ok(_) => report.tombstones_removed += 1,
+                            Err(error) => {
+                                report.failures.push(IntentFailure { intent: key, error })
+                            }
+                        }
+                    } else {
+                        report.tombstones_kept += 1;
+                    }
+                    continue;
+                }
+                match apply(
+                    self.service(),
+                    self.name(),
+                    live,
+                    &codec_for,
+                    Finish::Worker { retention },
+                )
+                .await
+                {
                     Ok(applied) => {
+                        if applied.aborted {
+                            report.intents_aborted += 1;
+                        }
                         if applied.finished {
                             report.intents_finished += 1;
                         } else {
                             report.intents_left += 1;
                         }
-                        report.index_rows_written += applied.written;
-                        report.index_rows_removed += applied.removed;
+                        report.touched.extend(applied.touched);
                     }
-                    Err(err) => {
-                        first_error.get_or_insert(err);
-                    }
+                    Err(error) => report.failures.push(IntentFailure { intent: key, error }),
                 }
             }
             match page.continuation {
@@ -105,9 +284,6 @@ impl<T: Row> Table<T> {
                 None => break,
             }
         }
-        match first_error {
-            Some(err) => Err(err),
-            None => Ok(report),
-        }
+        report.into_result()
     }
 }

@@ -172,7 +172,12 @@ pub(crate) async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Ve
                     );
                     actual.entries.insert(located, members);
                 }
-                role => panic!("unexpected row {located:?} ({role:?}) after reconcile"),
+                // A finished intent kept for a while (see ClientOptions::intent_retention).
+                RowRole::System(_) if name == table && is_tombstone(&row) => {}
+                role => panic!(
+                    "unexpected row {located:?} ({role:?}) after reconcile: {:?}",
+                    row.get("Intent")
+                ),
             }
         }
     }
@@ -227,12 +232,27 @@ pub(crate) async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Ve
     Ok(primaries)
 }
 
-/// Intent rows in `table`.
+/// Whether `row` is an intent's tombstone: finished (`done`) or fenced (`aborted`),
+/// with nothing left to do.
+pub(crate) fn is_tombstone(row: &DynamicEntity) -> bool {
+    let Some(text) = row.get("Intent").and_then(Value::as_str) else {
+        return false;
+    };
+    let doc: serde_json::Value = serde_json::from_str(text).expect("Intent is JSON");
+    let state = doc.get("state").and_then(serde_json::Value::as_str);
+    let empty = doc
+        .get("primaries")
+        .and_then(serde_json::Value::as_array)
+        .is_none_or(Vec::is_empty);
+    matches!(state, Some("done" | "aborted")) && empty
+}
+
+/// Intent rows in `table` with work left (tombstones don't count).
 pub(crate) async fn intents(engine: &dyn Engine, table: &str) -> Result<usize> {
     Ok(all_rows(engine, table)
         .await?
         .iter()
-        .filter(|r| matches!(row_role(r), RowRole::System(_)))
+        .filter(|r| matches!(row_role(r), RowRole::System(_)) && !is_tombstone(r))
         .count())
 }
 
@@ -246,13 +266,15 @@ pub(crate) enum Call {
     Other,
 }
 
-/// Wraps any engine: records every call, and fails single writes (not batches)
-/// while `fail_writes` is set, as a process dying after its transaction commits.
+/// Wraps any engine: records every call, and, once armed with
+/// [`Recorder::fail_writes_after_commit`], fails every single write that follows a
+/// transaction, as a process dying right after its transaction commits.
 #[derive(Debug, Clone)]
 pub(crate) struct Recorder {
     inner: Arc<dyn Engine>,
     calls: Arc<Mutex<Vec<Call>>>,
     fail_writes: Arc<AtomicBool>,
+    committed: Arc<AtomicBool>,
 }
 
 impl Recorder {
@@ -261,6 +283,7 @@ impl Recorder {
             inner,
             calls: Arc::default(),
             fail_writes: Arc::default(),
+            committed: Arc::default(),
         }
     }
 
@@ -276,7 +299,8 @@ impl Recorder {
         std::mem::take(&mut *self.calls.lock().unwrap())
     }
 
-    pub(crate) fn fail_writes(&self, fail: bool) {
+    pub(crate) fn fail_writes_after_commit(&self, fail: bool) {
+        self.committed.store(false, Ordering::SeqCst);
         self.fail_writes.store(fail, Ordering::SeqCst);
     }
 
@@ -324,7 +348,7 @@ impl Engine for Recorder {
 
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
         self.record(Call::Write(table.to_owned(), op.clone()));
-        if self.fail_writes.load(Ordering::SeqCst) {
+        if self.fail_writes.load(Ordering::SeqCst) && self.committed.load(Ordering::SeqCst) {
             return Err(Error::new(ErrorKind::Transport, "simulated crash"));
         }
         self.inner.write(table, op).await
@@ -332,6 +356,8 @@ impl Engine for Recorder {
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.record(Call::Batch(table.to_owned(), ops.to_vec()));
-        self.inner.submit_batch(table, ops).await
+        let outcome = self.inner.submit_batch(table, ops).await;
+        self.committed.store(outcome.is_ok(), Ordering::SeqCst);
+        outcome
     }
 }

@@ -1,0 +1,412 @@
+//! Settling an intent: bringing the index rows of each primary it covers in line
+//! with the *current* primary, then finishing the intent.
+//!
+//! For each primary: read it and derive the rows it implies (never replaying a
+//! stored payload); record any implied row the intent doesn't list yet (If-Match the
+//! intent's version) before writing it; write the implied copies conditionally (an
+//! insert where none is stored, a replace If-Match where the primary holds it; never
+//! over another entity's copy) and add the primary to its index entities; delete
+//! the listed copies it no longer implies (only its own, If-Match) and remove it
+//! from the index entities it left; then read the primary again, and repeat if it
+//! changed. Every step derives from what it reads, so settling late, twice, or
+//! concurrently with writers and other workers is harmless.
+//!
+//! # Known gap
+//!
+//! A copy write delivered late (after its worker moved on and the intent was
+//! finished) can leave a copy no intent lists; `Table::repair_indexes` finds and
+//! removes it, and `Table::get_by_index` never returns it (it checks the primary).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use tables_core::model::index_entry_type;
+use tables_core::{DynamicEntity, Engine, EntityKey, Error, ErrorKind, Result, WriteOp};
+
+use super::conflict::{row_changed, ConflictLoop};
+use super::index_entities::{encode_member, update_member};
+use super::intents::{rows_of, IntentDoc, IntentState, LiveIntent, PrimaryIntent, RowRef};
+use super::rows::{is_stale_claim, put_copy, release_copy, replace_over, IndexOf};
+use super::Codec;
+use crate::service::TableServiceClient;
+use crate::upkeep::{RowChange, TouchedRow};
+
+/// Who finishes an intent, and so how.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Finish {
+    /// The write that made the intent. `clean` when no attempt of the write is in
+    /// doubt: nothing can land late, so the intent is deleted at once; otherwise a
+    /// tombstone stays for the retention period.
+    Owner { clean: bool },
+    /// `reconcile()` or a repair: a writer may still be waiting to learn whether its
+    /// write committed, so a tombstone stays until `retention` after the intent was
+    /// last written.
+    Worker { retention: Duration },
+}
+
+/// What settling an intent did.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    /// The intent has no work left (deleted or a tombstone).
+    pub(crate) finished: bool,
+    /// It was a claiming intent this worker fenced (its write never commits).
+    pub(crate) aborted: bool,
+    /// Every index row written or removed.
+    pub(crate) touched: Vec<TouchedRow>,
+}
+
+impl Applied {
+    fn touch(&mut self, table: &str, key: EntityKey, change: RowChange) {
+        self.touched.push(TouchedRow {
+            table: table.to_owned(),
+            key,
+            change,
+        });
+    }
+}
+
+/// Settles an intent of table `table` (every primary whose kind `codec_for` knows)
+/// and finishes it as `finish` says; an intent that also covers kinds `codec_for`
+/// doesn't know is rewritten with just those.
+///
+/// # Errors
+///
+/// The engine's errors; a [`ErrorKind::UniqueViolation`] when an implied copy is held
+/// by another entity; [`ErrorKind::PreconditionFailed`] when writers keep changing a
+/// primary (or the intent) for more than
+/// [`crate::ClientOptions::max_conflict_retries`] rounds. The intent then stays for
+/// a later `reconcile()`.
+pub(crate) async fn apply(
+    service: &TableServiceClient,
+    table: &str,
+    mut live: LiveIntent,
+    codec_for: &(dyn Fn(&str) -> Option<Codec> + Sync),
+    finish: Finish,
+) -> Result<Applied> {
+    let engine = service.engine().as_ref();
+    let retries = service.options().max_conflict_retries;
+    let mut applied = Applied::default();
+    let mut rounds = ConflictLoop::new(retries);
+    loop {
+        if live.doc.state() == IntentState::Claiming {
+            // Its writer may still be claiming: fence it, so the write can't commit
+            // while its claims are released.
+            match live.fence(engine, table, retries).await? {
+                None => {
+                    applied.finished = true;
+                    return Ok(applied);
+                }
+                Some(IntentState::Aborted) => applied.aborted = true,
+                Some(_) => {}
+            }
+        }
+        if live.doc.has_work() {
+            // Settle each primary once; a reload may reorder or add primaries, so
+            // look them up by identity rather than position.
+            let mut settled: Vec<(String, String)> = Vec::new();
+            loop {
+                let next = live.doc.primaries().iter().find_map(|p| {
+                    let id = (p.kind.clone(), p.rk.clone());
+                    let codec = codec_for(&p.kind)?;
+                    (!settled.contains(&id)).then_some((id, codec))
+                });
+                let Some((id, codec)) = next else {
+                    break;
+                };
+                settle(engine, table, &mut live, &id, codec, retries, &mut applied).await?;
+                settled.push(id);
+            }
+        }
+        if live.etag.is_none() {
+            applied.finished = true;
+            return Ok(applied);
+        }
+        let left: Vec<PrimaryIntent> = live
+            .doc
+            .primaries()
+            .iter()
+            .filter(|p| codec_for(&p.kind).is_none())
+            .cloned()
+            .collect();
+        let done = if !left.is_empty() {
+            let doc = IntentDoc::new(live.doc.state(), live.doc.covers_all_rows(), left);
+            if live.store(engine, table, doc).await? {
+                return Ok(applied);
+            }
+            false
+        } else {
+            match finish_step(&live, finish) {
+                Step::Keep => true,
+                Step::Delete => live.delete(engine, table).await?,
+                Step::Tombstone => {
+                    let tombstone = IntentDoc::new(tombstone_state(&live), false, Vec::new());
+                    live.store(engine, table, tombstone).await?
+                }
+            }
+        };
+        if done || live.etag.is_none() {
+            applied.finished = true;
+            return Ok(applied);
+        }
+        rounds
+            .lost(Error::new(
+                ErrorKind::PreconditionFailed,
+                format!(
+                    "the intent {} kept changing while it was finished",
+                    live.key
+                ),
+            ))
+            .await?;
+    }
+}
+
+/// What finishing a settled intent takes.
+enum Step {
+    /// Nothing: it is a tombstone to keep.
+    Keep,
+    Delete,
+    Tombstone,
+}
+
+fn finish_step(live: &LiveIntent, finish: Finish) -> Step {
+    let state = live.doc.state();
+    // An aborted intent that listed claims fenced its write through its version: once
+    // the claims are released, it can go.
+    if state == IntentState::Aborted && !live.doc.primaries().is_empty() {
+        return Step::Delete;
+    }
+    let tombstone = matches!(state, IntentState::Done | IntentState::Aborted);
+    match finish {
+        Finish::Owner { clean: true } => Step::Delete,
+        Finish::Owner { clean: false } if tombstone => Step::Keep,
+        Finish::Owner { clean: false } => Step::Tombstone,
+        Finish::Worker { retention } if live.age() > retention => Step::Delete,
+        Finish::Worker { .. } if tombstone => Step::Keep,
+        Finish::Worker { .. } => Step::Tombstone,
+    }
+}
+
+fn tombstone_state(live: &LiveIntent) -> IntentState {
+    match live.doc.state() {
+        IntentState::Aborted => IntentState::Aborted,
+        _ => IntentState::Done,
+    }
+}
+
+/// Brings the index rows of the intent's primary `kind`/`row_key` in line with the
+/// current primary, until a round sees the primary unchanged from start to end.
+async fn settle(
+    engine: &dyn Engine,
+    table: &str,
+    live: &mut LiveIntent,
+    (kind, row_key): &(String, String),
+    codec: Codec,
+    retries: u32,
+    applied: &mut Applied,
+) -> Result<()> {
+    let primary_key = EntityKey::new(live.key.partition_key.clone(), row_key.clone());
+    let member = encode_member(&primary_key, false);
+    let near_member = encode_member(&primary_key, true);
+    let all = live.doc.covers_all_rows();
+    // The rows this worker settles: those listed, and every one it finds implied.
+    // Kept here too, because another worker may finish the intent meanwhile: this
+    // one still undoes what it wrote from a primary that changed since.
+    let mut rows: BTreeSet<RowRef> = live.rows_of(kind, row_key).clone();
+    let mut rounds = ConflictLoop::new(retries);
+    loop {
+        let before = engine.get_entity(table, &primary_key, None).await?;
+        // An aborted write's primary is whatever committed without it: its rows too.
+        let desired = match &before {
+            Some(row) => rows_of(&(codec.implied)(row)?, table, all),
+            None => BTreeMap::new(),
+        };
+        rows.extend(desired.keys().cloned());
+        // Record every row about to be written before writing it, so a crash can't
+        // leave a row no intent mentions (while the intent is still at work), and
+        // take on the rows other workers listed.
+        if live.is_at_work() {
+            let listed = live.rows_of(kind, row_key);
+            rows.extend(listed.iter().cloned());
+            let before_len = listed.len();
+            listed.extend(desired.keys().cloned());
+            if listed.len() != before_len {
+                live.dirty = true;
+            }
+        }
+        let stored = !live.dirty || !live.is_at_work() || live.persist(engine, table).await?;
+        // Not stored while still at work: another worker extended it; read again.
+        if !stored && live.is_at_work() {
+            rounds
+                .lost(Error::new(
+                    ErrorKind::PreconditionFailed,
+                    format!("another worker kept extending the intent {}", live.key),
+                ))
+                .await?;
+            continue;
+        }
+        for reference in rows.iter().cloned() {
+            let key = reference.key();
+            let of = IndexOf {
+                kind,
+                index: &reference.index,
+            };
+            let entry_type = || index_entry_type(kind, &reference.index);
+            let member = if reference.near {
+                &near_member
+            } else {
+                &member
+            };
+            match desired.get(&reference) {
+                Some(Some(copy)) => {
+                    let written = ensure_copy(
+                        engine,
+                        &reference.table,
+                        copy,
+                        of,
+                        &primary_key,
+                        codec,
+                        retries,
+                    )
+                    .await?;
+                    if written {
+                        applied.touch(&reference.table, key, RowChange::CopyWritten);
+                    }
+                }
+                Some(None) => {
+                    let changed = update_member(
+                        engine,
+                        &reference.table,
+                        &key,
+                        &entry_type(),
+                        member,
+                        true,
+                        retries,
+                    )
+                    .await?;
+                    if changed {
+                        applied.touch(&reference.table, key, RowChange::MemberAdded);
+                    }
+                }
+                None if reference.entry => {
+                    let changed = update_member(
+                        engine,
+                        &reference.table,
+                        &key,
+                        &entry_type(),
+                        member,
+                        false,
+                        retries,
+                    )
+                    .await?;
+                    if changed {
+                        applied.touch(&reference.table, key, RowChange::MemberRemoved);
+                    }
+                }
+                None => {
+                    if remove_copy(engine, &reference.table, &key, of, &primary_key, retries)
+                        .await?
+                    {
+                        applied.touch(&reference.table, key, RowChange::CopyRemoved);
+                    }
+                }
+            }
+        }
+        let after = engine.get_entity(table, &primary_key, None).await?;
+        let version = |row: &Option<DynamicEntity>| row.as_ref().map(|r| r.etag.clone());
+        if version(&before) == version(&after) {
+            return Ok(());
+        }
+        rounds
+            .lost(
+                Error::new(
+                    ErrorKind::PreconditionFailed,
+                    format!(
+                        "the index rows of {primary_key} changed in every round of their upkeep"
+                    ),
+                )
+                .with_entity_key(primary_key.clone()),
+            )
+            .await?;
+    }
+}
+
+/// Writes `copy` (a copy of `primary` for `of`) to `table` unless it is stored
+/// already; takes over a stale claim. Returns whether it wrote.
+///
+/// # Errors
+///
+/// A [`ErrorKind::UniqueViolation`] when another entity holds the key; the engine's
+/// errors; [`ErrorKind::PreconditionFailed`] after too many lost races.
+pub(crate) async fn ensure_copy(
+    engine: &dyn Engine,
+    table: &str,
+    copy: &DynamicEntity,
+    of: IndexOf<'_>,
+    primary: &EntityKey,
+    codec: Codec,
+    retries: u32,
+) -> Result<bool> {
+    let key = copy.key();
+    let mut rounds = ConflictLoop::new(retries);
+    loop {
+        let stored = engine.get_entity(table, &key, None).await?;
+        let op = match put_copy(stored.as_ref(), copy, of, table, primary) {
+            Ok(None) => return Ok(false),
+            Ok(Some(op)) => op,
+            Err(taken) => match &stored {
+                Some(row) if is_stale_claim(engine, row, of, codec).await? => {
+                    replace_over(row, copy)
+                }
+                _ => return Err(taken),
+            },
+        };
+        match engine.write(table, &op).await {
+            Ok(_) => return Ok(true),
+            // Read again: if an earlier attempt of this write applied, the next round
+            // finds the copy stored and writes nothing.
+            Err(err) if row_changed(&err) => rounds.lost(err).await?,
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Deletes the copy at `key` in `table` if it is still `primary`'s, If-Match its
+/// version. Returns whether it deleted one.
+pub(crate) async fn remove_copy(
+    engine: &dyn Engine,
+    table: &str,
+    key: &EntityKey,
+    of: IndexOf<'_>,
+    primary: &EntityKey,
+    retries: u32,
+) -> Result<bool> {
+    let mut rounds = ConflictLoop::new(retries);
+    loop {
+        let stored = engine.get_entity(table, key, None).await?;
+        let Some(op) = release_copy(stored.as_ref(), of, primary) else {
+            return Ok(false);
+        };
+        match engine.write(table, &op).await {
+            Ok(_) => return Ok(true),
+            Err(err) if row_changed(&err) => rounds.lost(err).await?,
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// The fence of a write whose intent was to be inserted by its transaction: an
+/// `aborted` tombstone at the intent's key, so a late delivery of the transaction
+/// fails. `Ok(true)` when placed; `Ok(false)` when the intent is there after all.
+pub(crate) async fn fence_absent(
+    engine: &dyn Engine,
+    table: &str,
+    key: &EntityKey,
+) -> Result<bool> {
+    let tombstone = IntentDoc::new(IntentState::Aborted, false, Vec::new());
+    let op = WriteOp::Insert(super::intents::intent_row(key, &tombstone)?);
+    match engine.write(table, &op).await {
+        Ok(_) => Ok(true),
+        Err(err) if err.kind() == ErrorKind::EntityAlreadyExists => Ok(false),
+        Err(err) => Err(err),
+    }
+}
