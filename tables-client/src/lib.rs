@@ -47,7 +47,10 @@ pub use table::{Table, Versioned};
 pub use tables_core::*;
 pub use tables_derive::{Entity, EntityUnion, Property};
 pub use transaction::Transaction;
-pub use upkeep::{IntentFailure, ReconcileReport, RowChange, TouchedRow};
+pub use upkeep::{
+    CheckPage, CheckPhase, CheckProgress, CheckReport, CheckToken, Finding, IndexCheck,
+    IntentFailure, Problem, ReconcileReport, RowChange, TouchedRow,
+};
 
 #[doc = include_str!("entity_attributes.md")]
 pub mod entity_attributes {}

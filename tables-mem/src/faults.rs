@@ -51,6 +51,9 @@ enum Action {
     Fail(ErrorKind),
     /// Perform the call, then report an error (a lost response).
     FailAfter(ErrorKind),
+    /// Fail before the call does anything, with an error saying it may have
+    /// applied (a request lost on its way: the sender can't tell).
+    FailInDoubt(ErrorKind),
     /// Sleep, then perform the call.
     Delay(Duration),
 }
@@ -92,6 +95,14 @@ impl Fault {
     /// call fails on its own, its own error is returned.
     pub fn fail_after_applying(kind: ErrorKind) -> Fault {
         Fault::with_action(Action::FailAfter(kind))
+    }
+
+    /// Fails the targeted calls before they do anything, with an error of `kind`
+    /// that says the call [may have applied](Error::may_have_applied): a request lost
+    /// on its way (a timeout before it reached the service), whose sender can't tell
+    /// it from a lost answer. The layers above must find out, not assume.
+    pub fn fail_in_doubt(kind: ErrorKind) -> Fault {
+        Fault::with_action(Action::FailInDoubt(kind))
     }
 
     /// Delays the targeted calls by `duration` (with `tokio::time::sleep`, so the
@@ -298,6 +309,9 @@ impl Faults {
                         Action::Delay(d) => delay = delay.saturating_add(d),
                         Action::Fail(k) => {
                             fail.get_or_insert_with(|| injected(k));
+                        }
+                        Action::FailInDoubt(k) => {
+                            fail.get_or_insert_with(|| injected(k).with_may_have_applied());
                         }
                         Action::FailAfter(k) => {
                             after.get_or_insert_with(|| injected(k).with_may_have_applied());

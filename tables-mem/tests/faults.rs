@@ -175,3 +175,17 @@ async fn counters_count_every_call_by_kind() {
     assert_eq!(faults.calls(), 5);
     assert_eq!(faults.fired(), 0);
 }
+
+#[tokio::test]
+async fn fail_in_doubt_writes_nothing_but_says_it_may_have() {
+    let engine = engine().await;
+    engine.faults().inject(
+        Fault::fail_in_doubt(ErrorKind::Timeout)
+            .on(CallKind::Write)
+            .nth(1),
+    );
+    let err = engine.write(T, &insert("1")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert!(err.may_have_applied(), "{err:?}");
+    assert!(!exists(&engine, "1").await, "nothing was applied");
+}

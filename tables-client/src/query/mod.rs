@@ -25,7 +25,7 @@ use crate::table::{Table, Versioned};
 
 use fetch::Fetcher;
 use stream::PageStream;
-use token::Fingerprint;
+pub(crate) use token::Fingerprint;
 pub use token::PageToken;
 
 impl<T: Row> Table<T> {

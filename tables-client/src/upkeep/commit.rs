@@ -64,7 +64,7 @@ pub(super) async fn commit(
     let has_claims = built.intent.as_ref().is_some_and(|i| !i.claims.is_empty());
     let mut claiming = None;
     if has_claims {
-        match claim(service, table, &mut built, rounds).await {
+        match claim(service, table, &mut built).await {
             Ok(live) => claiming = Some(live),
             Err(outcome) => return outcome,
         }
@@ -140,7 +140,6 @@ async fn claim(
     service: &TableServiceClient,
     table: &str,
     built: &mut Built,
-    rounds: &mut ConflictLoop,
 ) -> std::result::Result<LiveIntent, Outcome> {
     let engine = service.engine().as_ref();
     let retries = service.options().max_conflict_retries;
@@ -152,13 +151,10 @@ async fn claim(
     };
     let claiming = planned.doc.clone().with_state(IntentState::Claiming);
     let row = intent_row(&planned.key, &claiming).map_err(Outcome::Failed)?;
+    // (The write's attempts count the sends of its transaction, not this one.)
     let etag = match engine.write(table, &WriteOp::Insert(row)).await {
-        Ok(outcome) => {
-            rounds.sent(outcome.attempts);
-            outcome.etag
-        }
+        Ok(outcome) => outcome.etag,
         Err(err) if err.may_have_applied() => {
-            rounds.sent_for(&err);
             // Whether the intent landed: it only ever starts a write, so if it did
             // not, nothing happened; if it lands late, reconcile() removes it.
             match engine.get_entity(table, &planned.key, None).await {
@@ -167,10 +163,7 @@ async fn claim(
                 Err(_) => return Err(Outcome::Failed(err)),
             }
         }
-        Err(err) => {
-            rounds.sent_for(&err);
-            return Err(Outcome::Failed(err));
-        }
+        Err(err) => return Err(Outcome::Failed(err)),
     };
     let live = LiveIntent::new(planned.key.clone(), etag.clone(), claiming);
     let claims = planned.claims.clone();

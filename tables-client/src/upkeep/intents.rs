@@ -11,7 +11,8 @@
 //!   per primary (its kind and RowKey), every index row the write may have to
 //!   touch: those the old primary implied (to remove if no longer implied) and those
 //!   the new one implies. `entry` tells an index entity from a copy; `all` (when set)
-//!   says the rows in the primary's own partition are listed too (an index repair).
+//!   says the rows in the primary's own partition are listed too, and `only` that
+//!   just these indexes are kept (an index repair).
 //!
 //! # States
 //!
@@ -114,6 +115,9 @@ pub(crate) struct IntentDoc {
     /// The rows in the primaries' own partition are listed too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     all: bool,
+    /// A repair of some indexes only: the rows of the others are left alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    only: Option<BTreeSet<String>>,
     #[serde(default)]
     primaries: Vec<PrimaryIntent>,
 }
@@ -124,8 +128,25 @@ impl IntentDoc {
             v: FORMAT_VERSION,
             state,
             all,
+            only: None,
             primaries,
         }
+    }
+
+    /// The same document, settling only the indexes named in `only`.
+    pub(crate) fn only(mut self, only: Option<BTreeSet<String>>) -> IntentDoc {
+        self.only = only;
+        self
+    }
+
+    /// The indexes a repair settles (`None`: all).
+    pub(crate) fn only_indexes(&self) -> Option<BTreeSet<String>> {
+        self.only.clone()
+    }
+
+    /// Whether settling it keeps index `index`.
+    pub(crate) fn settles(&self, index: &str) -> bool {
+        self.only.as_ref().map_or(true, |only| only.contains(index))
     }
 
     pub(crate) fn state(&self) -> IntentState {

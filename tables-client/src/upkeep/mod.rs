@@ -18,6 +18,7 @@
 //! Everything here is type-erased through [`Codec`], so one transaction can mix
 //! entity types.
 
+mod audit;
 mod commit;
 mod conflict;
 mod index_entities;
@@ -39,6 +40,9 @@ use tables_core::{
 use crate::request_id::ClientRequestId;
 use crate::service::TableServiceClient;
 
+pub use audit::{
+    CheckPage, CheckPhase, CheckProgress, CheckReport, CheckToken, Finding, IndexCheck, Problem,
+};
 pub(crate) use conflict::ConflictLoop;
 pub(crate) use index_entities::{member_key, members_of};
 pub use reconcile::{IntentFailure, ReconcileReport, RowChange, TouchedRow};

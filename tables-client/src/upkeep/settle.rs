@@ -38,10 +38,13 @@ pub(crate) enum Finish {
     /// doubt: nothing can land late, so the intent is deleted at once; otherwise a
     /// tombstone stays for the retention period.
     Owner { clean: bool },
-    /// `reconcile()` or a repair: a writer may still be waiting to learn whether its
-    /// write committed, so a tombstone stays until `retention` after the intent was
-    /// last written.
+    /// `reconcile()`: a writer may still be waiting to learn whether its write
+    /// committed, so a tombstone stays until `retention` after the intent was last
+    /// written.
     Worker { retention: Duration },
+    /// An index repair's own intent (no write waits on it): deleted once settled,
+    /// also when some implied copy is held by another entity (reported, not retried).
+    Repair,
 }
 
 /// What settling an intent did.
@@ -53,6 +56,8 @@ pub(crate) struct Applied {
     pub(crate) aborted: bool,
     /// Every index row written or removed.
     pub(crate) touched: Vec<TouchedRow>,
+    /// Implied copies another entity holds (unique violations met while settling).
+    pub(crate) conflicts: Vec<Error>,
 }
 
 impl Applied {
@@ -117,6 +122,11 @@ pub(crate) async fn apply(
                 settled.push(id);
             }
         }
+        // A value another entity holds: a normal intent stays (reconcile() reports it
+        // until the data is fixed); a repair's intent goes, the conflict reported.
+        if !matches!(finish, Finish::Repair) && !applied.conflicts.is_empty() {
+            return Err(applied.conflicts.swap_remove(0));
+        }
         if live.etag.is_none() {
             applied.finished = true;
             return Ok(applied);
@@ -129,7 +139,8 @@ pub(crate) async fn apply(
             .cloned()
             .collect();
         let done = if !left.is_empty() {
-            let doc = IntentDoc::new(live.doc.state(), live.doc.covers_all_rows(), left);
+            let doc = IntentDoc::new(live.doc.state(), live.doc.covers_all_rows(), left)
+                .only(live.doc.only_indexes());
             if live.store(engine, table, doc).await? {
                 return Ok(applied);
             }
@@ -177,7 +188,7 @@ fn finish_step(live: &LiveIntent, finish: Finish) -> Step {
     }
     let tombstone = matches!(state, IntentState::Done | IntentState::Aborted);
     match finish {
-        Finish::Owner { clean: true } => Step::Delete,
+        Finish::Owner { clean: true } | Finish::Repair => Step::Delete,
         Finish::Owner { clean: false } if tombstone => Step::Keep,
         Finish::Owner { clean: false } => Step::Tombstone,
         Finish::Worker { retention } if live.age() > retention => Step::Delete,
@@ -216,10 +227,11 @@ async fn settle(
     loop {
         let before = engine.get_entity(table, &primary_key, None).await?;
         // An aborted write's primary is whatever committed without it: its rows too.
-        let desired = match &before {
+        let mut desired = match &before {
             Some(row) => rows_of(&(codec.implied)(row)?, table, all),
             None => BTreeMap::new(),
         };
+        desired.retain(|reference, _| live.doc.settles(&reference.index));
         rows.extend(desired.keys().cloned());
         // Record every row about to be written before writing it, so a crash can't
         // leave a row no intent mentions (while the intent is still at work), and
@@ -267,9 +279,15 @@ async fn settle(
                         codec,
                         retries,
                     )
-                    .await?;
-                    if written {
-                        applied.touch(&reference.table, key, RowChange::CopyWritten);
+                    .await;
+                    match written {
+                        Ok(true) => applied.touch(&reference.table, key, RowChange::CopyWritten),
+                        Ok(false) => {}
+                        // Another entity holds the value: the other rows still settle.
+                        Err(err) if err.kind() == ErrorKind::UniqueViolation => {
+                            applied.conflicts.push(err);
+                        }
+                        Err(err) => return Err(err),
                     }
                 }
                 Some(None) => {

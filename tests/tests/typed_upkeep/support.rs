@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use tables_client::mem::{FaultInjector, MemEngine};
 use tables_client::model::{row_role, RowRole};
+use tables_client::remote::RemoteEngine;
+use tables_client::PrefixedEngine;
 use tables_client::{
     ContinuationToken, DynamicEntity, Engine, Entity, EntityKey, Error, ErrorKind,
     ListTablesOptions, Page, QuerySpec, Result, Row, TablePage, TableServiceClient, Value, WriteOp,
@@ -361,3 +364,81 @@ impl Engine for Recorder {
         outcome
     }
 }
+
+/// Where a test runs.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    /// A fresh in-memory engine per fixture.
+    Mem,
+    /// The run's Azurite (its account URL), a fresh table prefix per fixture.
+    Azurite(String),
+}
+
+impl Backend {
+    /// The run's Azurite, or `None` after a loud SKIPPED line (a failure under CI).
+    pub(crate) fn azurite(test: &str) -> Option<Backend> {
+        tables_tests::azurite::url_or_skip(test).map(Backend::Azurite)
+    }
+
+    /// Empty tables behind a fault injector, and a client over it.
+    pub(crate) fn fresh(&self) -> Fixture {
+        let (base, scratch): (Arc<dyn Engine>, _) = match self {
+            Backend::Mem => (Arc::new(MemEngine::new()), None),
+            Backend::Azurite(url) => {
+                let scratch = Arc::new(PrefixedEngine::unique(tables_tests::azurite::engine(url)));
+                (Arc::clone(&scratch) as Arc<dyn Engine>, Some(scratch))
+            }
+        };
+        let engine = FaultInjector::new(base);
+        let service = TableServiceClient::new(engine.clone());
+        Fixture {
+            engine,
+            service,
+            scratch,
+        }
+    }
+}
+
+/// One test's engine (faults in front), client, and the tables to drop afterwards.
+pub(crate) struct Fixture {
+    pub(crate) engine: FaultInjector<Arc<dyn Engine>>,
+    pub(crate) service: TableServiceClient,
+    scratch: Option<Arc<PrefixedEngine<RemoteEngine>>>,
+}
+
+impl Fixture {
+    /// Drops the fixture's tables on a shared endpoint (nothing to do in memory).
+    pub(crate) async fn drop_tables(self) {
+        if let Some(scratch) = self.scratch {
+            scratch.delete_all_tables().await.unwrap();
+        }
+    }
+}
+
+/// One test per scenario and backend: `mem::<name>` and `azurite::<name>`.
+#[allow(unused_macros)] // each test file uses part of it
+macro_rules! on_every_backend {
+    ($(#[$runtime:meta] $name:ident),* $(,)?) => {
+        mod mem {
+            $(
+                #[$runtime]
+                async fn $name() {
+                    super::$name($crate::support::Backend::Mem).await;
+                }
+            )*
+        }
+        mod azurite {
+            $(
+                #[$runtime]
+                async fn $name() {
+                    let test = concat!(module_path!(), "::", stringify!($name));
+                    if let Some(backend) = $crate::support::Backend::azurite(test) {
+                        super::$name(backend).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_every_backend;

@@ -1,0 +1,882 @@
+//! [`Table::verify_indexes`] and [`Table::repair_indexes`]: find (and repair) every
+//! index row that differs from what the entities imply, including rows no intent
+//! records: a copy written by a delivery that came after its intent was finished,
+//! entities written before an index was declared, rows written by other code.
+//!
+//! Two passes, each a paged scan that can be resumed with a token:
+//!
+//! 1. **entities**: every entity of the type (of one partition, if asked): each
+//!    index row it implies must be stored, hold its content, and belong to it;
+//! 2. **index rows**, index by index: every copy must belong to an entity that
+//!    implies it, every index entity's member must be an entity that belongs to it.
+//!
+//! A repair never writes an index row directly: for each entity with a problem it
+//! records an intent listing the rows to fix (in the entity's partition, as a write
+//! does) and settles it like any intent, deriving everything from the entity as
+//! stored then. So it is safe while the application writes, and a repair that stops
+//! half-way leaves an intent `reconcile()` finishes. Values two entities claim
+//! (a `unique_index` value held by another entity) are reported, not repaired.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::str::FromStr;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use tables_core::model::{
+    index_copy_type, index_entry_type, IndexKind, IndexSchema, ENTITY_TYPE_PROPERTY,
+    PRIMARY_PARTITION_KEY_PROPERTY,
+};
+use tables_core::{
+    col, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind, Filter, IfMatch, QuerySpec,
+    Result, Row, WriteOp,
+};
+
+use super::index_entities::{encode_member, member_key, members_of};
+use super::intents::{
+    intent_row, new_intent_key, parse_intent, rows_of, IntentDoc, IntentState, LiveIntent,
+    PrimaryIntent, RowRef,
+};
+use super::rows::{is_stale_claim, same_content, Holder, IndexOf, CLAIM_PROPERTY};
+use super::settle::{apply, Finish};
+use super::Codec;
+use crate::query::Fingerprint;
+use crate::table::Table;
+
+/// Entities (or index rows) checked at once.
+const CONCURRENCY: usize = 8;
+
+/// What is wrong with an index row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Problem {
+    /// An entity implies a copy that isn't stored (e.g. the index was declared
+    /// after the entity was written).
+    MissingCopy,
+    /// A stored copy doesn't hold its entity's current content.
+    StaleCopy,
+    /// A copy no entity implies (its entity is gone or has other values).
+    OrphanCopy,
+    /// An entity implies a copy whose key another entity (or another row) holds:
+    /// two entities claim one `unique_index` value. Reported, never repaired.
+    TakenCopy,
+    /// An entity is missing from an index entity that should list it.
+    MissingMember,
+    /// An index entity lists an entity that doesn't belong there.
+    OrphanMember,
+    /// An index entity lists nobody.
+    EmptyIndexEntity,
+    /// A stored entity can't be read as the type, so its index rows can't be told.
+    UnreadableEntity,
+}
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Finding {
+    /// What is wrong.
+    pub problem: Problem,
+    /// The index (or index entity) name.
+    pub index: String,
+    /// The table of the index row.
+    pub table: String,
+    /// The key of the index row (of the entity, for [`Problem::UnreadableEntity`]).
+    pub key: EntityKey,
+    /// The entity concerned, when one is.
+    pub entity: Option<EntityKey>,
+    /// Whether [`Table::repair_indexes`] fixed it.
+    pub repaired: bool,
+}
+
+/// Which pass a check is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckPhase {
+    /// Reading the entities.
+    Entities,
+    /// Reading the rows of this index.
+    IndexRows {
+        /// The index name.
+        index: String,
+    },
+}
+
+/// How far a check got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckProgress {
+    /// The pass in progress.
+    pub phase: CheckPhase,
+    /// Entities checked so far (across resumptions).
+    pub entities_checked: u64,
+    /// Index rows checked so far in the second pass (across resumptions).
+    pub index_rows_checked: u64,
+}
+
+/// One page of a check: the problems it found and where the next page starts.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct CheckPage {
+    /// The problems found on this page.
+    pub findings: Vec<Finding>,
+    /// How far the check got.
+    pub progress: CheckProgress,
+    /// Where the next page starts; `None` when the check is complete.
+    pub next: Option<CheckToken>,
+}
+
+/// What a whole check found (and repaired).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckReport {
+    /// Entities checked.
+    pub entities_checked: u64,
+    /// Index rows checked in the second pass.
+    pub index_rows_checked: u64,
+    /// Every problem found.
+    pub findings: Vec<Finding>,
+}
+
+impl CheckReport {
+    /// Whether nothing was wrong.
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// How many problems were repaired.
+    pub fn repaired(&self) -> usize {
+        self.findings.iter().filter(|f| f.repaired).count()
+    }
+
+    /// The problems left: found by a verification, or not repairable.
+    pub fn unresolved(&self) -> impl Iterator<Item = &Finding> + '_ {
+        self.findings.iter().filter(|f| !f.repaired)
+    }
+}
+
+/// Where a check resumes: which pass, how far it got, and the service's
+/// continuation, bound to the check it belongs to (table, type, index, partition).
+///
+/// The string form (`Display` / `FromStr`) is URL-safe and stable:
+/// `ix1.<fingerprint>.<pass>.<entities checked>.<index rows checked>.<continuation or ->`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CheckToken {
+    check: u64,
+    step: usize,
+    entities: u64,
+    rows: u64,
+    continuation: Option<ContinuationToken>,
+}
+
+const TOKEN_PREFIX: &str = "ix1";
+
+impl fmt::Display for CheckToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{TOKEN_PREFIX}.{:016x}.{}.{}.{}.",
+            self.check, self.step, self.entities, self.rows
+        )?;
+        match &self.continuation {
+            Some(token) => write!(f, "{token}"),
+            None => f.write_str("-"),
+        }
+    }
+}
+
+impl FromStr for CheckToken {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<CheckToken> {
+        let bad = |why: &str| {
+            Error::new(
+                ErrorKind::InvalidQuery,
+                format!("malformed index check token {s:?}: {why}; pass a token exactly as a check page returned it"),
+            )
+        };
+        let mut parts = s.splitn(6, '.');
+        if parts.next() != Some(TOKEN_PREFIX) {
+            return Err(bad("unknown prefix"));
+        }
+        let check = parts
+            .next()
+            .filter(|hex| hex.len() == 16)
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .ok_or_else(|| bad("the fingerprint is not 16 hex digits"))?;
+        let mut number = |what: &str| {
+            parts
+                .next()
+                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse::<u64>().ok())
+                .ok_or_else(|| bad(&format!("the {what} is not a number")))
+        };
+        let step = usize::try_from(number("pass")?).map_err(|_| bad("the pass is too large"))?;
+        let entities = number("entity count")?;
+        let rows = number("row count")?;
+        let continuation = match parts.next() {
+            Some("-") => None,
+            Some(text) => Some(
+                text.parse()
+                    .map_err(|_| bad("the continuation is malformed"))?,
+            ),
+            None => return Err(bad("the continuation is missing")),
+        };
+        Ok(CheckToken {
+            check,
+            step,
+            entities,
+            rows,
+            continuation,
+        })
+    }
+}
+
+/// A check of `T`'s indexes in one table: [`Table::verify_indexes`] (report only)
+/// or [`Table::repair_indexes`] (report and repair).
+#[derive(Debug)]
+#[must_use = "a check does nothing until it runs"]
+pub struct IndexCheck<T> {
+    table: Table<T>,
+    repair: bool,
+    index: Option<String>,
+    partition: Option<String>,
+    at: CheckToken,
+    done: bool,
+}
+
+impl<T: Row> Table<T> {
+    /// Checks every index row of `T` in this table (and its index tables) against
+    /// the entities, without changing anything: copies missing, stale, orphaned or
+    /// held by another entity, index entities missing members or listing strangers.
+    /// See [`Table::repair_indexes`].
+    pub fn verify_indexes(&self) -> IndexCheck<T> {
+        IndexCheck::new(self.clone(), false)
+    }
+
+    /// Checks every index row of `T` as [`Table::verify_indexes`] does, and repairs
+    /// each problem but values two entities claim: writes missing and stale copies,
+    /// removes orphans, fixes index entities. It builds an index declared after its
+    /// entities were written, and clears up rows no intent records (a copy write
+    /// delivered after its intent was finished, rows written by other code).
+    ///
+    /// Safe while the application writes: each repair is an intent settled from the
+    /// entity as stored then, like a write's own upkeep. Resumable: run page by page
+    /// ([`IndexCheck::next_page`], whose token resumes it later, also in another
+    /// process), or to the end ([`IndexCheck::run`]).
+    ///
+    /// ```
+    /// use tables_client::{Entity, Problem, TableServiceClient, WriteOp};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]
+    /// #[entity(unique_index(name = "email", row_key = "email_{email}"))]
+    /// pub struct Employee { pub department: String, pub id: u32, pub email: String }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// let employees = service.table::<Employee>("Employees");
+    /// employees.create().await?;
+    /// // Written past the client (by other code): no index copy.
+    /// let ann = Employee { department: "Sales".into(), id: 7, email: "ann@x.com".into() };
+    /// service.engine().write("Employees", &WriteOp::Insert(ann.to_entity()?)).await?;
+    ///
+    /// let report = employees.repair_indexes().partition("Sales").run().await?;
+    /// assert_eq!(report.findings[0].problem, Problem::MissingCopy);
+    /// assert_eq!(report.repaired(), 1);
+    /// assert!(employees.get_by_index("email", Employee::email_key("Sales", "ann@x.com")?).await?.is_some());
+    /// assert!(employees.verify_indexes().partition("Sales").run().await?.is_clean());
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn repair_indexes(&self) -> IndexCheck<T> {
+        IndexCheck::new(self.clone(), true)
+    }
+}
+
+impl<T: Row> IndexCheck<T> {
+    fn new(table: Table<T>, repair: bool) -> IndexCheck<T> {
+        let mut check = IndexCheck {
+            table,
+            repair,
+            index: None,
+            partition: None,
+            at: CheckToken {
+                check: 0,
+                step: 0,
+                entities: 0,
+                rows: 0,
+                continuation: None,
+            },
+            done: false,
+        };
+        check.at.check = check.fingerprint();
+        check
+    }
+
+    /// Checks only the index (or index entity) called `name`.
+    pub fn index(mut self, name: &str) -> Self {
+        self.index = Some(name.to_owned());
+        self.at.check = self.fingerprint();
+        self
+    }
+
+    /// Checks only the entities of partition `partition_key` and their index rows.
+    /// Without it a check reads the whole table, which needs
+    /// [`crate::ClientOptions::allow_table_scans`]; so does the second pass over an
+    /// index kept in another partition or table.
+    pub fn partition(mut self, partition_key: &str) -> Self {
+        self.partition = Some(partition_key.to_owned());
+        self.at.check = self.fingerprint();
+        self
+    }
+
+    /// Resumes where a page's [`CheckPage::next`] token says.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] when the token belongs to another check (table,
+    /// type, index or partition).
+    pub fn resume(mut self, token: CheckToken) -> Result<Self> {
+        if token.check != self.fingerprint() {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "the check token belongs to another check: resume with the same table, type, \
+                 index and partition that produced it",
+            ));
+        }
+        self.at = token;
+        Ok(self)
+    }
+
+    fn fingerprint(&self) -> u64 {
+        let mut fingerprint = Fingerprint::new()
+            .part(&self.table.name().to_ascii_lowercase())
+            .part(self.index.as_deref().unwrap_or(""))
+            .part(self.partition.as_deref().unwrap_or("\u{0}"));
+        for schema in T::schemas() {
+            fingerprint = fingerprint.part(schema.kind);
+        }
+        fingerprint.finish()
+    }
+
+    /// The indexes checked, with their kinds, in a fixed order.
+    fn indexes(&self) -> Result<Vec<(&'static str, &'static IndexSchema)>> {
+        let all: Vec<(&'static str, &'static IndexSchema)> = T::schemas()
+            .into_iter()
+            .flat_map(|s| s.indexes.iter().map(move |i| (s.kind, i)))
+            .filter(|(_, i)| self.index.as_deref().map_or(true, |n| n == i.name))
+            .collect();
+        if all.is_empty() {
+            let what = match &self.index {
+                Some(name) => format!("no index named `{name}`"),
+                None => "no index".to_owned(),
+            };
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "{} declares {what}: there is nothing to check",
+                    std::any::type_name::<T>()
+                ),
+            ));
+        }
+        Ok(all)
+    }
+
+    /// Checks (and repairs) one page; `Ok(None)` once the check is complete.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] when `T` declares no such index;
+    /// [`ErrorKind::InvalidQuery`] before anything is read when a pass needs a table
+    /// scan the client forbids (the message says which); the engine's errors (the
+    /// check then resumes from the last page's token).
+    pub async fn next_page(&mut self) -> Result<Option<CheckPage>> {
+        if self.done {
+            return Ok(None);
+        }
+        let indexes = self.indexes()?;
+        let (spec, phase, index) = if self.at.step == 0 {
+            (self.entity_spec()?, CheckPhase::Entities, None)
+        } else {
+            let (kind, index) = indexes.get(self.at.step - 1).copied().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidQuery,
+                    "the check token points past the last index",
+                )
+            })?;
+            let phase = CheckPhase::IndexRows {
+                index: index.name.to_owned(),
+            };
+            (self.index_spec(kind, index)?, phase, Some((kind, index)))
+        };
+        let table = match index {
+            Some((_, index)) => index.table.unwrap_or(self.table.name()).to_owned(),
+            None => self.table.name().to_owned(),
+        };
+        let engine = self.table.engine();
+        let page = engine
+            .query(&table, &spec, self.at.continuation.as_ref())
+            .await?;
+        let findings = match index {
+            None => {
+                self.at.entities += page.items.len() as u64;
+                self.check_entities(page.items, &indexes).await?
+            }
+            Some((kind, index)) => {
+                self.at.rows += page.items.len() as u64;
+                self.check_index_rows(page.items, kind, index, &table)
+                    .await?
+            }
+        };
+        match page.continuation {
+            Some(next) => self.at.continuation = Some(next),
+            None => {
+                self.at.continuation = None;
+                self.at.step += 1;
+                if self.at.step > indexes.len() {
+                    self.done = true;
+                }
+            }
+        }
+        Ok(Some(CheckPage {
+            findings,
+            progress: CheckProgress {
+                phase,
+                entities_checked: self.at.entities,
+                index_rows_checked: self.at.rows,
+            },
+            next: (!self.done).then(|| self.at.clone()),
+        }))
+    }
+
+    /// Runs the check to the end.
+    ///
+    /// # Errors
+    ///
+    /// As [`IndexCheck::next_page`].
+    pub async fn run(mut self) -> Result<CheckReport> {
+        let mut report = CheckReport::default();
+        while let Some(page) = self.next_page().await? {
+            report.findings.extend(page.findings);
+            report.entities_checked = page.progress.entities_checked;
+            report.index_rows_checked = page.progress.index_rows_checked;
+        }
+        Ok(report)
+    }
+
+    /// The query over the entities of `T`'s kinds.
+    fn entity_spec(&self) -> Result<QuerySpec> {
+        let kinds = T::schemas()
+            .into_iter()
+            .map(|s| col(ENTITY_TYPE_PROPERTY).eq(s.kind))
+            .reduce(Filter::or)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "the type has no entity kind"))?;
+        let filter = match &self.partition {
+            Some(pk) => Filter::partition_key(pk.clone()) & kinds,
+            None => {
+                self.allow_scan("the entities of every partition")?;
+                kinds
+            }
+        };
+        Ok(self.spec(filter))
+    }
+
+    /// The query over the rows of `index` (of entity kind `kind`).
+    fn index_spec(&self, kind: &str, index: &IndexSchema) -> Result<QuerySpec> {
+        let entity_type = match index.kind {
+            IndexKind::Copy => index_copy_type(kind, index.name),
+            IndexKind::List => index_entry_type(kind, index.name),
+        };
+        let rows = col(ENTITY_TYPE_PROPERTY).eq(entity_type);
+        let filter = match (&self.partition, index.same_partition, index.kind) {
+            (Some(pk), true, _) => Filter::partition_key(pk.clone()) & rows,
+            (Some(pk), false, IndexKind::Copy) => {
+                self.allow_scan(&format!(
+                    "every partition of index `{}` for the copies of one partition",
+                    index.name
+                ))?;
+                col(PRIMARY_PARTITION_KEY_PROPERTY).eq(pk.clone()) & rows
+            }
+            (Some(_), false, IndexKind::List) | (None, _, _) => {
+                self.allow_scan(&format!("every row of index `{}`", index.name))?;
+                rows
+            }
+        };
+        Ok(self.spec(filter))
+    }
+
+    fn spec(&self, filter: Filter) -> QuerySpec {
+        let mut spec = QuerySpec::new().filter(filter);
+        spec.top = self.table.service().options().page_size;
+        spec
+    }
+
+    fn allow_scan(&self, what: &str) -> Result<()> {
+        if self.table.service().options().allow_table_scans {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::InvalidQuery,
+            format!(
+                "checking the indexes of {} reads {what}, a table scan, which this client \
+                 forbids (ClientOptions::allow_table_scans); check one index kept in its \
+                 entities' partition with .index(..).partition(..), or allow table scans",
+                self.table.name()
+            ),
+        ))
+    }
+
+    /// First pass: the rows each entity implies.
+    async fn check_entities(
+        &self,
+        rows: Vec<DynamicEntity>,
+        indexes: &[(&'static str, &'static IndexSchema)],
+    ) -> Result<Vec<Finding>> {
+        let checks = rows.into_iter().map(|row| self.check_entity(row, indexes));
+        let found: Vec<Vec<Finding>> = stream::iter(checks)
+            .buffered(CONCURRENCY)
+            .try_collect()
+            .await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    async fn check_entity(
+        &self,
+        primary: DynamicEntity,
+        indexes: &[(&'static str, &'static IndexSchema)],
+    ) -> Result<Vec<Finding>> {
+        let engine = self.table.engine().as_ref();
+        let table = self.table.name();
+        let codec = Codec::of::<T>();
+        let entity = primary.key();
+        let kind = entity_type(&primary);
+        let implied = match (codec.implied)(&primary) {
+            Ok(implied) => implied,
+            Err(_) => {
+                return Ok(vec![Finding {
+                    problem: Problem::UnreadableEntity,
+                    index: String::new(),
+                    table: table.to_owned(),
+                    key: entity.clone(),
+                    entity: Some(entity),
+                    repaired: false,
+                }]);
+            }
+        };
+        let wanted = |name: &str| indexes.iter().any(|(k, i)| *k == kind && i.name == name);
+        let mut findings = Vec::new();
+        let mut repairable = BTreeSet::new();
+        for (reference, desired) in rows_of(&implied, table, true) {
+            if !wanted(&reference.index) {
+                continue;
+            }
+            let key = reference.key();
+            let stored = engine.get_entity(&reference.table, &key, None).await?;
+            let problem = match &desired {
+                Some(copy) => {
+                    let of = IndexOf {
+                        kind: &kind,
+                        index: &reference.index,
+                    };
+                    match Holder::of(stored.as_ref(), of, &entity) {
+                        Holder::Absent => Some(Problem::MissingCopy),
+                        Holder::Mine(row) if row.get(CLAIM_PROPERTY).is_some() => {
+                            // A write still in flight claimed it: leave it be.
+                            (!self.claim_at_work(row).await?).then_some(Problem::StaleCopy)
+                        }
+                        Holder::Mine(row) => {
+                            (!same_content(row, copy)).then_some(Problem::StaleCopy)
+                        }
+                        Holder::Other { row, .. }
+                            if is_stale_claim(engine, row, of, codec).await? =>
+                        {
+                            Some(Problem::MissingCopy)
+                        }
+                        Holder::Other { .. } | Holder::Foreign(_) => Some(Problem::TakenCopy),
+                    }
+                }
+                None => {
+                    let member = encode_member(&entity, reference.near);
+                    let listed = match &stored {
+                        Some(row) => members_of(row)?.contains(&member),
+                        None => false,
+                    };
+                    (!listed).then_some(Problem::MissingMember)
+                }
+            };
+            if let Some(problem) = problem {
+                if problem != Problem::TakenCopy {
+                    repairable.insert(reference.clone());
+                }
+                findings.push(finding(problem, &reference, Some(entity.clone())));
+            }
+        }
+        if self.repair && !repairable.is_empty() {
+            self.repair_entity(&entity, &kind, repairable).await?;
+            for finding in &mut findings {
+                finding.repaired = finding.problem != Problem::TakenCopy;
+            }
+        }
+        Ok(findings)
+    }
+
+    /// Second pass: whether each index row belongs to an entity that implies it.
+    async fn check_index_rows(
+        &self,
+        rows: Vec<DynamicEntity>,
+        kind: &'static str,
+        index: &'static IndexSchema,
+        table: &str,
+    ) -> Result<Vec<Finding>> {
+        let checks = rows.into_iter().map(|row| async move {
+            match index.kind {
+                IndexKind::Copy => self.check_copy(row, kind, index, table).await,
+                IndexKind::List => self.check_entry(row, kind, index, table).await,
+            }
+        });
+        let found: Vec<Vec<Finding>> = stream::iter(checks)
+            .buffered(CONCURRENCY)
+            .try_collect()
+            .await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    async fn check_copy(
+        &self,
+        row: DynamicEntity,
+        kind: &'static str,
+        index: &'static IndexSchema,
+        table: &str,
+    ) -> Result<Vec<Finding>> {
+        if row.get(CLAIM_PROPERTY).is_some() && self.claim_at_work(&row).await? {
+            return Ok(Vec::new());
+        }
+        let reference = RowRef {
+            index: index.name.to_owned(),
+            entry: false,
+            table: table.to_owned(),
+            pk: row.partition_key.clone(),
+            rk: row.row_key.clone(),
+            near: index.same_partition,
+        };
+        let Some(owner) = super::rows::owner_of(&row) else {
+            // A row of this index's kind that names no entity: no one's to settle.
+            let mut finding = finding(Problem::OrphanCopy, &reference, None);
+            if self.repair {
+                let op = WriteOp::Delete {
+                    key: row.key(),
+                    if_match: row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag),
+                };
+                finding.repaired = self.table.engine().write(table, &op).await.is_ok();
+            }
+            return Ok(vec![finding]);
+        };
+        let engine = self.table.engine().as_ref();
+        let primary = engine.get_entity(self.table.name(), &owner, None).await?;
+        let implied = match &primary {
+            Some(primary) => match (Codec::of::<T>().implied)(primary) {
+                Ok(implied) => Some(implied),
+                Err(_) => return Ok(Vec::new()), // reported by the first pass
+            },
+            None => None,
+        };
+        let desired = implied
+            .as_ref()
+            .map(|implied| rows_of(implied, self.table.name(), true))
+            .and_then(|rows| rows.get(&reference).cloned().flatten());
+        let problem = match desired {
+            None => Problem::OrphanCopy,
+            Some(copy) if !same_content(&row, &copy) => Problem::StaleCopy,
+            Some(_) => return Ok(Vec::new()),
+        };
+        let mut finding = finding(problem, &reference, Some(owner.clone()));
+        if self.repair {
+            self.repair_entity(&owner, kind, [reference].into()).await?;
+            finding.repaired = true;
+        }
+        Ok(vec![finding])
+    }
+
+    async fn check_entry(
+        &self,
+        row: DynamicEntity,
+        kind: &'static str,
+        index: &'static IndexSchema,
+        table: &str,
+    ) -> Result<Vec<Finding>> {
+        let reference = RowRef {
+            index: index.name.to_owned(),
+            entry: true,
+            table: table.to_owned(),
+            pk: row.partition_key.clone(),
+            rk: row.row_key.clone(),
+            near: index.same_partition,
+        };
+        let members = members_of(&row)?;
+        if members.is_empty() {
+            let mut finding = finding(Problem::EmptyIndexEntity, &reference, None);
+            if self.repair {
+                let op = WriteOp::Delete {
+                    key: row.key(),
+                    if_match: row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag),
+                };
+                finding.repaired = self.table.engine().write(table, &op).await.is_ok();
+            }
+            return Ok(vec![finding]);
+        }
+        let engine = self.table.engine().as_ref();
+        let mut findings = Vec::new();
+        let mut primaries: HashMap<EntityKey, bool> = HashMap::new();
+        for member in &members {
+            let entity = member_key(&row.key(), member);
+            if let Some(pk) = &self.partition {
+                if entity.partition_key != *pk {
+                    continue; // another partition's member: not this check's
+                }
+            }
+            let belongs = match primaries.get(&entity) {
+                Some(belongs) => *belongs,
+                None => {
+                    let primary = engine.get_entity(self.table.name(), &entity, None).await?;
+                    let belongs = match &primary {
+                        Some(primary) => match (Codec::of::<T>().implied)(primary) {
+                            Ok(implied) => implied
+                                .entries
+                                .iter()
+                                .any(|e| e.name() == index.name && *e.key() == row.key()),
+                            Err(_) => true, // reported by the first pass
+                        },
+                        None => false,
+                    };
+                    primaries.insert(entity.clone(), belongs);
+                    belongs
+                }
+            };
+            if !belongs {
+                let mut finding = finding(Problem::OrphanMember, &reference, Some(entity.clone()));
+                if self.repair {
+                    self.repair_entity(&entity, kind, [reference.clone()].into())
+                        .await?;
+                    finding.repaired = true;
+                }
+                findings.push(finding);
+            }
+        }
+        Ok(findings)
+    }
+
+    /// Whether the claim `row` carries belongs to a write still at work.
+    async fn claim_at_work(&self, row: &DynamicEntity) -> Result<bool> {
+        let (Some(owner), Some(mark)) = (
+            super::rows::owner_of(row),
+            row.get(CLAIM_PROPERTY).and_then(tables_core::Value::as_str),
+        ) else {
+            return Ok(false);
+        };
+        let Some((table, row_key)) = mark.split_once('/') else {
+            return Ok(false);
+        };
+        let key = EntityKey::new(owner.partition_key, row_key);
+        Ok(
+            match self.table.engine().get_entity(table, &key, None).await? {
+                Some(intent) => matches!(
+                    parse_intent(&intent)?.state(),
+                    IntentState::Claiming | IntentState::Pending
+                ),
+                None => false,
+            },
+        )
+    }
+
+    /// Repairs the index rows of `entity` (of kind `kind`): an intent listing
+    /// `rows` (and, when settled, every row the entity implies), settled now.
+    async fn repair_entity(
+        &self,
+        entity: &EntityKey,
+        kind: &str,
+        rows: BTreeSet<RowRef>,
+    ) -> Result<()> {
+        let engine = self.table.engine().as_ref();
+        let table = self.table.name();
+        let key = new_intent_key(&entity.partition_key);
+        let doc = IntentDoc::new(
+            IntentState::Pending,
+            true,
+            vec![PrimaryIntent::new(
+                kind.to_owned(),
+                entity.row_key.clone(),
+                rows,
+            )],
+        )
+        .only(self.index.as_ref().map(|name| [name.clone()].into()));
+        let outcome = engine
+            .write(table, &WriteOp::Insert(intent_row(&key, &doc)?))
+            .await?;
+        let live = LiveIntent::new(key, outcome.etag, doc);
+        let codec = Codec::of::<T>();
+        let codec_for = |k: &str| super::derives_kind::<T>(k).then_some(codec);
+        apply(
+            self.table.service(),
+            table,
+            live,
+            &codec_for,
+            Finish::Repair,
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+fn finding(problem: Problem, reference: &RowRef, entity: Option<EntityKey>) -> Finding {
+    Finding {
+        problem,
+        index: reference.index.clone(),
+        table: reference.table.clone(),
+        key: reference.key(),
+        entity,
+        repaired: false,
+    }
+}
+
+fn entity_type(row: &DynamicEntity) -> String {
+    row.get(ENTITY_TYPE_PROPERTY)
+        .and_then(tables_core::Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_refuse_garbage() {
+        let token = CheckToken {
+            check: 0xab,
+            step: 2,
+            entities: 40,
+            rows: 7,
+            continuation: Some("ct1.U2FsZXM.ZW1waWRfMDAwMjIz".parse().unwrap()),
+        };
+        let text = token.to_string();
+        assert_eq!(
+            text,
+            "ix1.00000000000000ab.2.40.7.ct1.U2FsZXM.ZW1waWRfMDAwMjIz"
+        );
+        assert_eq!(text.parse::<CheckToken>().unwrap(), token);
+        let end = CheckToken {
+            continuation: None,
+            ..token
+        };
+        assert_eq!(end.to_string().parse::<CheckToken>().unwrap(), end);
+        for bad in [
+            "",
+            "ix1",
+            "ix2.00000000000000ab.0.0.0.-",
+            "ix1.xyz.0.0.0.-",
+            "ix1.00000000000000ab.a.0.0.-",
+            "ix1.00000000000000ab.0.0.0",
+        ] {
+            assert!(bad.parse::<CheckToken>().is_err(), "{bad}");
+        }
+    }
+}

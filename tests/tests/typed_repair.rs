@@ -1,0 +1,427 @@
+//! `verify_indexes` and `repair_indexes`: every index row that differs from what the
+//! entities imply is found (also rows no intent records) and repaired, per index or
+//! partition, page by page with a resumable token, safely beside writers. On the
+//! in-memory engine and on the run's Azurite.
+
+#![allow(clippy::unwrap_used)] // tests
+
+#[path = "typed_upkeep/support.rs"]
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use support::{
+    check, create_tables, employee, on_every_backend, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
+};
+use tables_client::mem::CallKind;
+use tables_client::{
+    CheckPhase, CheckToken, ClientOptions, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
+    IfMatch, Problem, TableServiceClient, WriteOp,
+};
+use tables_tests::read::{all_rows, get};
+
+/// Every row of the entity table and its index tables, by table and key, versions
+/// included: to tell that a verification changed nothing.
+async fn snapshot(engine: &dyn Engine) -> Vec<(String, DynamicEntity)> {
+    let mut rows = Vec::new();
+    for table in [STAFF, BY_EMAIL, BY_CITY] {
+        for row in all_rows(engine, table).await.unwrap() {
+            rows.push((table.to_owned(), row));
+        }
+    }
+    rows
+}
+
+/// A copy of `row` to write back raw (no version).
+fn bare(mut row: DynamicEntity) -> DynamicEntity {
+    row.etag = None;
+    row.timestamp = None;
+    row
+}
+
+/// The problems a report lists, by kind and index.
+fn problems(findings: &[tables_client::Finding]) -> BTreeSet<(Problem, String)> {
+    findings
+        .iter()
+        .map(|f| (f.problem, f.index.clone()))
+        .collect()
+}
+
+/// Rows no intent records or other code broke: a copy delivered late (an orphan),
+/// a lost copy, a stale copy, a lost and a stranger index entity member. A
+/// verification reports each and changes nothing; a lookup never returns the
+/// orphan; a repair fixes all; a second verification finds nothing.
+async fn repair_finds_and_fixes_rows_no_intent_records(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    for id in 1..=3 {
+        staff.insert(&employee("Sales", id, 0)).await.unwrap();
+    }
+    let raw = engine.inner();
+    // 1. A by_email copy of employee 1's old value, delivered after its intent was
+    //    finished: an orphan.
+    let current = Employee::by_email_key("Sales", "e1v0@contoso.com").unwrap();
+    let mut late = get(engine, BY_EMAIL, &current.partition_key, &current.row_key)
+        .await
+        .unwrap()
+        .unwrap();
+    late.row_key = "e1v9@contoso.com".into();
+    raw.write(BY_EMAIL, &WriteOp::Insert(bare(late)))
+        .await
+        .unwrap();
+    //    And a full by_badge copy of its old value, likewise.
+    let badge_now = Employee::by_badge_key("b1v0").unwrap();
+    let mut late = get(engine, STAFF, &badge_now.partition_key, &badge_now.row_key)
+        .await
+        .unwrap()
+        .unwrap();
+    late.row_key = "badge_b1v9".into();
+    raw.write(STAFF, &WriteOp::Insert(bare(late)))
+        .await
+        .unwrap();
+    // 2. Employee 2's email copy (in its partition) lost.
+    let lost = Employee::email_key("Sales", "e2v0@contoso.com").unwrap();
+    raw.write(
+        STAFF,
+        &WriteOp::Delete {
+            key: lost,
+            if_match: IfMatch::Any,
+        },
+    )
+    .await
+    .unwrap();
+    // 3. Employee 3's badge copy stale.
+    let badge = Employee::by_badge_key("b3v0").unwrap();
+    let stale = get(engine, STAFF, &badge.partition_key, &badge.row_key)
+        .await
+        .unwrap()
+        .unwrap();
+    raw.write(STAFF, &WriteOp::UpsertReplace(bare(stale).with("Age", 99)))
+        .await
+        .unwrap();
+    // 4. Employee 1 lost from the Oslo list; a stranger added to the Jones list.
+    let oslo = get(engine, BY_CITY, "Oslo", "members")
+        .await
+        .unwrap()
+        .unwrap();
+    raw.write(
+        BY_CITY,
+        &WriteOp::UpsertReplace(bare(oslo).with(
+            "Members",
+            r#"["Sales\u001fempid_000002","Sales\u001fempid_000003"]"#,
+        )),
+    )
+    .await
+    .unwrap();
+    let jones = get(engine, STAFF, "Sales", "lastname_Jones")
+        .await
+        .unwrap()
+        .unwrap();
+    raw.write(
+        STAFF,
+        &WriteOp::UpsertReplace(bare(jones).with(
+            "Members",
+            r#"["empid_000001","empid_000002","empid_000003","empid_000007"]"#,
+        )),
+    )
+    .await
+    .unwrap();
+
+    let before = snapshot(engine).await;
+    let report = staff.verify_indexes().run().await.unwrap();
+    assert_eq!(
+        problems(&report.findings),
+        [
+            (Problem::MissingCopy, "email".to_owned()),
+            (Problem::StaleCopy, "by_badge".to_owned()),
+            (Problem::MissingMember, "by_city".to_owned()),
+            (Problem::OrphanCopy, "by_email".to_owned()),
+            (Problem::OrphanCopy, "by_badge".to_owned()),
+            (Problem::OrphanMember, "last_name".to_owned()),
+        ]
+        .into(),
+        "{report:#?}"
+    );
+    assert_eq!(report.entities_checked, 3);
+    assert_eq!(report.repaired(), 0);
+    assert_eq!(
+        snapshot(engine).await,
+        before,
+        "a verification changes nothing"
+    );
+    let orphan = Employee::by_email_key("Sales", "e1v9@contoso.com").unwrap();
+    assert!(staff
+        .get_by_index("by_email", orphan)
+        .await
+        .unwrap()
+        .is_none());
+    let orphan = Employee::by_badge_key("b1v9").unwrap();
+    assert!(staff
+        .get_by_index("by_badge", orphan)
+        .await
+        .unwrap()
+        .is_none());
+
+    let report = staff.repair_indexes().run().await.unwrap();
+    assert_eq!(report.repaired(), report.findings.len(), "{report:#?}");
+    assert_eq!(report.findings.len(), 6);
+    check::<Employee>(engine, STAFF).await.unwrap();
+    assert!(staff.verify_indexes().run().await.unwrap().is_clean());
+    fixture.drop_tables().await;
+}
+
+/// Entities written before their indexes were declared (past the client): the
+/// repair builds every index; per index, it builds only that one.
+async fn repair_builds_an_index_declared_later(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    for id in 1..=4 {
+        let row = employee(["Sales", "Ops"][(id % 2) as usize], id, id)
+            .to_entity()
+            .unwrap();
+        engine
+            .inner()
+            .write(STAFF, &WriteOp::Insert(row))
+            .await
+            .unwrap();
+    }
+    let by_email = Employee::by_email_key("Sales", "e2v2@contoso.com").unwrap();
+    assert!(staff
+        .get_by_index("by_email", by_email.clone())
+        .await
+        .unwrap()
+        .is_none());
+
+    let report = staff
+        .repair_indexes()
+        .index("by_email")
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(report.findings.len(), 4, "{report:#?}");
+    assert!(report
+        .findings
+        .iter()
+        .all(|f| f.problem == Problem::MissingCopy && f.repaired));
+    assert!(staff
+        .get_by_index("by_email", by_email)
+        .await
+        .unwrap()
+        .is_some());
+    // The other indexes are untouched so far.
+    assert!(!staff.verify_indexes().run().await.unwrap().is_clean());
+    let report = staff.repair_indexes().run().await.unwrap();
+    assert!(report.repaired() > 0);
+    check::<Employee>(engine, STAFF).await.unwrap();
+    fixture.drop_tables().await;
+}
+
+/// Page by page: progress counts grow, a token (as text) resumes the check in a new
+/// one, a token is refused by another check, and a table scan is refused before
+/// anything is read when the client forbids it.
+async fn checks_run_page_by_page_and_resume_from_a_token(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let paged = TableServiceClient::with_options(
+        Arc::clone(service.engine()),
+        ClientOptions {
+            page_size: Some(2),
+            ..service.options().clone()
+        },
+    );
+    for id in 1..=5 {
+        let row = employee("Sales", id, 0).to_entity().unwrap();
+        engine
+            .inner()
+            .write(STAFF, &WriteOp::Insert(row))
+            .await
+            .unwrap();
+    }
+    let staff = paged.table::<Employee>(STAFF);
+    let mut check = staff.repair_indexes().partition("Sales").index("email");
+    let first = check.next_page().await.unwrap().unwrap();
+    assert_eq!(first.progress.phase, CheckPhase::Entities);
+    assert_eq!(first.progress.entities_checked, 2);
+    assert_eq!(first.findings.len(), 2);
+    let token: CheckToken = first.next.unwrap().to_string().parse().unwrap();
+    drop(check);
+    // Another check refuses the token.
+    let err = staff
+        .repair_indexes()
+        .partition("Ops")
+        .index("email")
+        .resume(token.clone())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    // The same check resumes where it stopped.
+    let mut check = staff
+        .repair_indexes()
+        .partition("Sales")
+        .index("email")
+        .resume(token)
+        .unwrap();
+    let mut repaired = first.findings.iter().filter(|f| f.repaired).count();
+    let mut last = None;
+    while let Some(page) = check.next_page().await.unwrap() {
+        repaired += page.findings.iter().filter(|f| f.repaired).count();
+        last = Some(page.progress);
+    }
+    let last = last.unwrap();
+    assert_eq!(last.entities_checked, 5);
+    assert_eq!(
+        last.phase,
+        CheckPhase::IndexRows {
+            index: "email".into()
+        }
+    );
+    assert_eq!(
+        last.index_rows_checked, 5,
+        "the second pass read the 5 copies"
+    );
+    assert_eq!(repaired, 5);
+
+    // A client that forbids table scans: a whole-table check is refused up front.
+    let strict = TableServiceClient::with_options(
+        Arc::clone(service.engine()),
+        ClientOptions {
+            allow_table_scans: false,
+            ..service.options().clone()
+        },
+    );
+    let queries = engine.faults().calls_of(CallKind::Query);
+    let err = strict
+        .table::<Employee>(STAFF)
+        .verify_indexes()
+        .run()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidQuery);
+    assert!(err.to_string().contains("allow_table_scans"), "{err}");
+    assert_eq!(engine.faults().calls_of(CallKind::Query), queries);
+    // Within a partition, an index kept there needs no scan.
+    let report = strict
+        .table::<Employee>(STAFF)
+        .verify_indexes()
+        .partition("Sales")
+        .index("email")
+        .run()
+        .await
+        .unwrap();
+    assert!(report.is_clean(), "{report:#?}");
+    fixture.drop_tables().await;
+}
+
+/// Repairs running beside writers (upserts moving every indexed value, deletes)
+/// never break an index: afterwards it is exact.
+async fn repairs_beside_writers_leave_exact_indexes(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let writers: Vec<_> = (0..6u32)
+        .map(|id| {
+            let staff = service.table::<Employee>(STAFF);
+            tokio::spawn(async move {
+                let department = ["Sales", "Ops"][(id % 2) as usize];
+                for version in 0..5 {
+                    staff
+                        .upsert(&employee(department, id, version + 10 * id))
+                        .await
+                        .unwrap();
+                }
+                if id % 3 == 0 {
+                    staff
+                        .delete_if_exists(Employee::key(department, id).unwrap())
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let repairers: Vec<_> = ["Sales", "Ops"]
+        .into_iter()
+        .map(|department| {
+            let staff = service.table::<Employee>(STAFF);
+            tokio::spawn(async move {
+                for _ in 0..4 {
+                    staff
+                        .repair_indexes()
+                        .partition(department)
+                        .run()
+                        .await
+                        .unwrap();
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    for task in writers.into_iter().chain(repairers) {
+        task.await.unwrap();
+    }
+    let staff = service.table::<Employee>(STAFF);
+    staff.reconcile().await.unwrap();
+    let primaries = check::<Employee>(engine, STAFF).await.unwrap();
+    assert_eq!(primaries.len(), 4);
+    assert!(staff.verify_indexes().run().await.unwrap().is_clean());
+    fixture.drop_tables().await;
+}
+
+/// Two entities claiming one unique value (written past the client): reported as
+/// taken, never repaired, and the repair goes on with everything else.
+async fn values_two_entities_claim_are_reported_not_repaired(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    staff.insert(&ann).await.unwrap();
+    let mut twin = employee("Sales", 2, 0);
+    twin.email.clone_from(&ann.email);
+    engine
+        .inner()
+        .write(STAFF, &WriteOp::Insert(twin.to_entity().unwrap()))
+        .await
+        .unwrap();
+    let report = staff.repair_indexes().run().await.unwrap();
+    let taken: Vec<_> = report.unresolved().collect();
+    assert_eq!(taken.len(), 2, "{report:#?}"); // email and by_email
+    assert!(taken.iter().all(|f| f.problem == Problem::TakenCopy
+        && f.entity == Some(EntityKey::new("Sales", "empid_000002"))));
+    // Everything else of the twin was built.
+    let badge = Employee::by_badge_key(&twin.badge).unwrap();
+    assert!(staff
+        .get_by_index("by_badge", badge)
+        .await
+        .unwrap()
+        .is_some());
+    // Ann keeps her copies.
+    let email = Employee::email_key("Sales", &ann.email).unwrap();
+    assert_eq!(
+        staff
+            .get_by_index("email", email)
+            .await
+            .unwrap()
+            .unwrap()
+            .value,
+        ann
+    );
+    fixture.drop_tables().await;
+}
+
+on_every_backend!(
+    #[tokio::test]
+    repair_finds_and_fixes_rows_no_intent_records,
+    #[tokio::test]
+    repair_builds_an_index_declared_later,
+    #[tokio::test]
+    checks_run_page_by_page_and_resume_from_a_token,
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    repairs_beside_writers_leave_exact_indexes,
+    #[tokio::test]
+    values_two_entities_claim_are_reported_not_repaired,
+);
