@@ -22,6 +22,10 @@
 //! # });
 //! ```
 //!
+//! A handler may also be async ([`FakeServer::start_async`]): a proxy's, which
+//! forwards each request elsewhere before it answers (see
+//! [`crate::fault_proxy`]).
+//!
 //! What it speaks: HTTP/1.1 with persistent (keep-alive) connections and
 //! pipelining, request bodies framed by `Content-Length` only (a chunked request
 //! is answered `400` and the connection closed), `Expect: 100-continue`. Malformed
@@ -30,8 +34,10 @@
 //! one, which is then sent as is, even if wrong). Nothing is logged.
 
 use std::fmt;
+use std::future::Future;
 use std::io::Write as _;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -106,6 +112,10 @@ pub enum Reply {
     /// Close the connection without answering, cleanly, after the whole request was
     /// read: the client sees the connection end before any response.
     DropAfterReading,
+    /// Send only the first bytes (status line and headers included) of the inner
+    /// answer, then close the connection: the client sees the answer end early. An
+    /// inner reply that is not an answer closes without sending anything.
+    Cut(usize, Box<Reply>),
 }
 
 impl Reply {
@@ -150,6 +160,7 @@ impl Reply {
             Reply::Delay(delay, inner) => {
                 Reply::Delay(delay, Box::new(inner.with_header(name, value)))
             }
+            Reply::Cut(keep, inner) => Reply::Cut(keep, Box::new(inner.with_header(name, value))),
             other @ (Reply::Drop | Reply::DropAfterReading) => other,
         }
     }
@@ -158,14 +169,32 @@ impl Reply {
     pub fn after(self, delay: Duration) -> Reply {
         Reply::Delay(delay, Box::new(self))
     }
+
+    /// The first `keep` bytes of this answer, then the end of the connection:
+    /// [`Reply::Cut`]`(keep, self)`.
+    pub fn cut(self, keep: usize) -> Reply {
+        Reply::Cut(keep, Box::new(self))
+    }
 }
 
-/// The handler type: request and its number to reply.
-type Handler = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
+/// A reply still being worked out, as an async handler returns it.
+pub type ReplyFuture = Pin<Box<dyn Future<Output = Reply> + Send>>;
+
+/// A handler that replies at once.
+type ReplyNow = Box<dyn Fn(&Recorded, usize) -> Reply + Send + Sync>;
+
+/// A handler that replies later.
+type ReplyLater = Box<dyn Fn(Recorded, usize) -> ReplyFuture + Send + Sync>;
+
+/// The handler: request and its number to reply, at once or later.
+enum Handler {
+    Now(ReplyNow),
+    Later(ReplyLater),
+}
 
 /// State shared by the server's tasks and its handle.
 struct Shared {
-    handler: Box<Handler>,
+    handler: Handler,
     record: bool,
     count: AtomicUsize,
     requests: Mutex<Vec<Recorded>>,
@@ -211,7 +240,20 @@ impl FakeServer {
     pub async fn start(
         handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
     ) -> FakeServer {
-        FakeServer::launch(Box::new(handler), true).await
+        FakeServer::launch(Handler::Now(Box::new(handler)), true).await
+    }
+
+    /// Like [`FakeServer::start_unrecorded`], with an async handler: the connection
+    /// waits for the reply future (other connections go on meanwhile). The handler
+    /// gets its own copy of the request.
+    ///
+    /// # Panics
+    ///
+    /// If no loopback port can be bound.
+    pub async fn start_async(
+        handler: impl Fn(Recorded, usize) -> ReplyFuture + Send + Sync + 'static,
+    ) -> FakeServer {
+        FakeServer::launch(Handler::Later(Box::new(handler)), false).await
     }
 
     /// Like [`FakeServer::start`], but keeps no copy of the requests
@@ -224,10 +266,10 @@ impl FakeServer {
     pub async fn start_unrecorded(
         handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
     ) -> FakeServer {
-        FakeServer::launch(Box::new(handler), false).await
+        FakeServer::launch(Handler::Now(Box::new(handler)), false).await
     }
 
-    async fn launch(handler: Box<Handler>, record: bool) -> FakeServer {
+    async fn launch(handler: Handler, record: bool) -> FakeServer {
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
             .expect("FakeServer: cannot bind a loopback port");
@@ -332,7 +374,11 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
             }
         };
         let number = shared.arrive(&incoming.request);
-        let mut reply = (shared.handler)(&incoming.request, number);
+        let head_only = incoming.request.method.eq_ignore_ascii_case("HEAD");
+        let mut reply = match &shared.handler {
+            Handler::Now(handler) => handler(&incoming.request, number),
+            Handler::Later(handler) => handler(incoming.request, number).await,
+        };
         loop {
             match reply {
                 Reply::Delay(delay, inner) => {
@@ -347,12 +393,25 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
                     let _ = stream.shutdown().await;
                     return;
                 }
+                Reply::Cut(keep, inner) => {
+                    if let Reply::Respond {
+                        status,
+                        headers,
+                        body,
+                    } = *inner
+                    {
+                        encode_response(&mut output, status, &headers, &body, head_only, true);
+                        let sent = &output[..keep.min(output.len())];
+                        let _ = stream.write_all(sent).await;
+                    }
+                    let _ = stream.shutdown().await;
+                    return;
+                }
                 Reply::Respond {
                     status,
                     headers,
                     body,
                 } => {
-                    let head_only = incoming.request.method.eq_ignore_ascii_case("HEAD");
                     let close = encode_response(
                         &mut output,
                         status,
