@@ -59,6 +59,7 @@ pub mod check;
 pub mod crud;
 pub mod etag;
 pub mod fake_server;
+pub mod fault_proxy;
 pub mod filters;
 pub mod forward;
 mod harness;

@@ -1,13 +1,15 @@
 //! The remote engine on the wire, against a loopback fake of the Table service
 //! (`tables_tests::fake_server`): retries and the server's hints, error kinds, honest
 //! reporting of writes an earlier attempt may have applied, broken connections and
-//! timeouts (this file); paging, malformed answers, request shape, credentials and
-//! secrets in logs (the modules under `remote_wire/`).
+//! timeouts (this file); paging, malformed answers, request shape, credentials,
+//! secrets in logs and the fault proxy (the modules under `remote_wire/`).
 
 #[path = "remote_wire/malformed.rs"]
 mod malformed;
 #[path = "remote_wire/paging.rs"]
 mod paging;
+#[path = "remote_wire/proxy.rs"]
+mod proxy;
 #[path = "remote_wire/secrets.rs"]
 mod secrets;
 #[path = "remote_wire/shape.rs"]
