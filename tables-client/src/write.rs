@@ -17,9 +17,18 @@ impl<T: Row> Table<T> {
     /// Index copies and index entities in `value`'s partition are written in the
     /// same entity group transaction (all or nothing). Those in other partitions or
     /// tables are written right after it commits, through an intent row stored in
-    /// that transaction; if that step fails (a crash, a transient error), the write
-    /// still succeeds and [`Table::reconcile`] finishes the intent. The same holds
-    /// for every write mode below.
+    /// that transaction (a `unique_index` value there is claimed before it); if that
+    /// step fails (a crash, a transient error), the write still succeeds, its
+    /// [`WriteOutcome::pending_upkeep`] says what is left and why, and
+    /// [`Table::reconcile`] finishes the intent. The same holds for every write mode
+    /// below.
+    ///
+    /// A write applies at most once. When an answer is lost, the client learns from
+    /// the intent (the transaction's commit marker) whether the transaction
+    /// committed; an error that can't rule it out says so
+    /// ([`Error::may_have_applied`]). [`WriteOutcome::attempts`] and
+    /// [`WriteOutcome::client_request_id`] tell how the call went (see
+    /// [`crate::ClientRequestId`] to choose the id).
     ///
     /// ```
     /// use tables_client::{Entity, ErrorKind, TableServiceClient};
@@ -45,7 +54,11 @@ impl<T: Row> Table<T> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::EntityAlreadyExists`] if the key is taken; encoding and
+    /// [`ErrorKind::EntityAlreadyExists`] if the key is taken;
+    /// [`ErrorKind::UniqueViolation`] if a `unique_index` value belongs to another
+    /// entity ([`Error::unique_violation`] names it; nothing is written);
+    /// [`ErrorKind::InvalidInput`] when written through a type that lacks indexes
+    /// its kind declares (it names the type to write through); encoding and
     /// validation errors before anything is sent; the engine's errors.
     pub async fn insert(&self, value: &T) -> Result<WriteOutcome> {
         self.write_one(Item::write(Mode::Insert, value)?).await

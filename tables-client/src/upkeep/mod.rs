@@ -12,8 +12,14 @@
 //!   the primary's partition ([`intents`]); after the commit the client settles it
 //!   ([`settle`]: re-deriving the index rows from the current primary). The intent
 //!   is the transaction's commit marker ([`commit`]). A `unique_index` value there is
-//!   claimed before the transaction. `Table::reconcile` finishes intents a crash
-//!   left behind.
+//!   claimed before the transaction. A finished intent stays as a *tombstone* for
+//!   `ClientOptions::intent_retention`, so a late delivery of its transaction
+//!   fails. `Table::reconcile` finishes intents a crash left behind, and removes
+//!   old tombstones.
+//! - **What no intent records** (a copy write delivered after its intent was
+//!   finished, rows damaged by hand, an index added later): `Table::verify_indexes`
+//!   and `Table::repair_indexes` compare every index row with what the entities
+//!   imply ([`audit`]).
 //!
 //! Everything here is type-erased through [`Codec`], so one transaction can mix
 //! entity types.
