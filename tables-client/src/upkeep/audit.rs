@@ -660,15 +660,10 @@ impl<T: Row> IndexCheck<T> {
         };
         let Some(owner) = super::rows::owner_of(&row) else {
             // A row of this index's kind that names no entity: no one's to settle.
-            let mut finding = finding(Problem::OrphanCopy, &reference, None);
-            if self.repair {
-                let op = WriteOp::Delete {
-                    key: row.key(),
-                    if_match: row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag),
-                };
-                finding.repaired = self.table.engine().write(table, &op).await.is_ok();
-            }
-            return Ok(vec![finding]);
+            return Ok(vec![
+                self.remove_ownerless(Problem::OrphanCopy, &reference, &row)
+                    .await,
+            ]);
         };
         let engine = self.table.engine().as_ref();
         let primary = engine.get_entity(self.table.name(), &owner, None).await?;
@@ -713,15 +708,10 @@ impl<T: Row> IndexCheck<T> {
         };
         let members = members_of(&row)?;
         if members.is_empty() {
-            let mut finding = finding(Problem::EmptyIndexEntity, &reference, None);
-            if self.repair {
-                let op = WriteOp::Delete {
-                    key: row.key(),
-                    if_match: row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag),
-                };
-                finding.repaired = self.table.engine().write(table, &op).await.is_ok();
-            }
-            return Ok(vec![finding]);
+            return Ok(vec![
+                self.remove_ownerless(Problem::EmptyIndexEntity, &reference, &row)
+                    .await,
+            ]);
         }
         let engine = self.table.engine().as_ref();
         let mut findings = Vec::new();
@@ -765,6 +755,27 @@ impl<T: Row> IndexCheck<T> {
     }
 
     /// Whether the claim `row` carries belongs to a write still at work.
+    /// A finding for an index row that names no entity to settle against; when
+    /// repairing, the row is deleted under the version read (a writer that changed
+    /// it since wins, and the finding stays unrepaired).
+    async fn remove_ownerless(
+        &self,
+        problem: Problem,
+        reference: &RowRef,
+        row: &DynamicEntity,
+    ) -> Finding {
+        let mut finding = finding(problem, reference, None);
+        if self.repair {
+            let op = WriteOp::Delete {
+                key: row.key(),
+                if_match: row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag),
+            };
+            let written = self.table.engine().write(&reference.table, &op).await;
+            finding.repaired = written.is_ok();
+        }
+        finding
+    }
+
     async fn claim_at_work(&self, row: &DynamicEntity) -> Result<bool> {
         let (Some(owner), Some(mark)) = (
             super::rows::owner_of(row),
