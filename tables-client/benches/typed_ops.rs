@@ -11,6 +11,12 @@
 //! `EntityVersion`). Each sample inserts into a table of its own, so tables stay the
 //! same size for both contenders (and is deleted after it).
 //!
+//! The `indexed` group prices index upkeep: the same entity with a unique copy in
+//! its own partition (one transaction with the primary and its intent) and a unique
+//! copy in another partition (claimed before, confirmed after the primary commits),
+//! inserted and then found by each index (`get_by_index` reads the copy, then the
+//! primary it names, to check the copy is current).
+//!
 //! Run: `cargo bench -p tables-client --bench typed_ops`.
 
 #![allow(missing_docs)]
@@ -40,6 +46,35 @@ pub struct Employee {
     active: bool,
     hired: DateTime,
     rating: f64,
+}
+
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "IndexedEmployee", rename_all = "PascalCase")]
+#[entity(partition_key = "{department}", row_key = "empid_{employee_id:08}")]
+#[entity(unique_index(name = "email", row_key = "email_{email}"))]
+#[entity(unique_index(
+    name = "by_badge",
+    partition_key = "badge_{badge}",
+    row_key = "employee"
+))]
+pub struct IndexedEmployee {
+    department: String,
+    employee_id: u32,
+    email: String,
+    badge: String,
+    first_name: String,
+    last_name: String,
+}
+
+fn indexed_employee(employee_id: u32) -> IndexedEmployee {
+    IndexedEmployee {
+        department: "Sales".into(),
+        employee_id,
+        email: format!("e{employee_id}@contoso.com"),
+        badge: format!("B{employee_id:06}"),
+        first_name: "Ann".into(),
+        last_name: "Jones".into(),
+    }
 }
 
 fn employee(employee_id: u32) -> Employee {
@@ -183,6 +218,72 @@ fn bench_get(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_indexed(c: &mut Criterion) {
+    let rt = runtime();
+    let engine = MemEngine::new();
+    let service = TableServiceClient::new(engine.clone());
+    let tables = AtomicUsize::new(0);
+
+    let mut group = c.benchmark_group("indexed");
+    group.bench_function("insert_two_unique_copies", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let table: Table<IndexedEmployee> =
+                    service.table(fresh_table(&service, &tables).await);
+                let start = Instant::now();
+                for i in 0..iters {
+                    let value = indexed_employee(i as u32);
+                    black_box(table.insert(&value).await.expect("the insert succeeds"));
+                }
+                let elapsed = start.elapsed();
+                service
+                    .delete_table(table.name())
+                    .await
+                    .expect("the table is deleted");
+                elapsed
+            })
+        })
+    });
+
+    let table: Table<IndexedEmployee> = rt.block_on(async {
+        let table = service.table(fresh_table(&service, &tables).await);
+        for i in 0..STORED {
+            table
+                .insert(&indexed_employee(i))
+                .await
+                .expect("the insert succeeds");
+        }
+        table
+    });
+    let email_keys: Vec<EntityKey> = (0..STORED)
+        .map(|i| IndexedEmployee::email_key("Sales", &format!("e{i}@contoso.com")))
+        .collect::<Result<_, _>>()
+        .expect("the keys build");
+    let badge_keys: Vec<EntityKey> = (0..STORED)
+        .map(|i| IndexedEmployee::by_badge_key(&format!("B{i:06}")))
+        .collect::<Result<_, _>>()
+        .expect("the keys build");
+    for (name, index, keys) in [
+        ("get_by_index_same_partition", "email", &email_keys),
+        ("get_by_index_other_partition", "by_badge", &badge_keys),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for i in 0..iters {
+                        let key = keys[(i as usize * 7919) % keys.len()].clone();
+                        let found = table.get_by_index(index, key).await;
+                        black_box(found.expect("the read succeeds").expect("found"));
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_secs(1))
@@ -192,6 +293,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_insert, bench_get
+    targets = bench_insert, bench_get, bench_indexed
 }
 criterion_main!(benches);

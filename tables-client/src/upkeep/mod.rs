@@ -193,6 +193,28 @@ impl Item {
             .map(IndexCopy::entity)
     }
 
+    /// The write as the caller asked for it, with no upkeep, without copying the row.
+    pub(crate) fn into_plain_op(self) -> WriteOp {
+        let row = self.row.unwrap_or_default();
+        match self.mode {
+            Mode::Insert => WriteOp::Insert(row),
+            Mode::Replace(if_match) => WriteOp::Replace {
+                entity: row,
+                if_match,
+            },
+            Mode::Merge(if_match) => WriteOp::Merge {
+                entity: row,
+                if_match,
+            },
+            Mode::UpsertReplace => WriteOp::UpsertReplace(row),
+            Mode::UpsertMerge => WriteOp::UpsertMerge(row),
+            Mode::Delete(if_match) => WriteOp::Delete {
+                key: self.key,
+                if_match,
+            },
+        }
+    }
+
     /// The write as the caller asked for it, with no upkeep.
     pub(crate) fn plain_op(&self) -> WriteOp {
         let row = || self.row.clone().unwrap_or_default();
@@ -263,7 +285,7 @@ async fn run_items(
     let engine = service.engine().as_ref();
     if items.iter().all(|item| !item.codec.indexed) {
         // No upkeep: the write as asked, sent once.
-        let ops: Vec<WriteOp> = items.iter().map(Item::plain_op).collect();
+        let ops: Vec<WriteOp> = items.into_iter().map(Item::into_plain_op).collect();
         return commit::submit(engine, table, &ops).await;
     }
     let mut rounds = ConflictLoop::new(service.options().max_conflict_retries);
