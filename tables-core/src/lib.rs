@@ -43,7 +43,8 @@ pub mod __private {
     pub use crate::model::__private::*;
     pub use crate::model::{
         Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKind, IndexSchema, KeyInt,
-        KeyRange, KeyText, KeyTime, Property, PropertySchema, Row, StoredAs, TypedColumn,
+        KeyRange, KeyText, KeyTime, OtherProperties, Property, PropertySchema, Row, StoredAs, Tag,
+        TagValue, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

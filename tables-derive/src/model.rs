@@ -18,6 +18,8 @@ pub(crate) struct EntityModel {
     pub(crate) kind_span: Span,
     /// The discriminator version written as `EntityVersion` (default 1, at least 1).
     pub(crate) version: u32,
+    /// How rows of the type are marked (`#[entity(tag(..))]`, `#[entity(untagged)]`).
+    pub(crate) tag: TagModel,
     /// Older versions of this entity that rows may still hold: each type implements
     /// `Entity` with the same kind and a lower version, and `Into<Self>`.
     pub(crate) upgrade_from: Vec<syn::Path>,
@@ -30,6 +32,28 @@ pub(crate) struct EntityModel {
     pub(crate) indexes: Vec<Index>,
     /// Every named field, in declaration order (skipped ones too).
     pub(crate) fields: Vec<Field>,
+}
+
+/// How an entity type's rows are marked.
+pub(crate) enum TagModel {
+    /// `EntityType` and `EntityVersion` (the default).
+    Kind,
+    /// `tag(property = "Type", value = ..)`.
+    Property {
+        name: String,
+        value: TagValueModel,
+        span: Span,
+    },
+    /// `tag(row_key_prefix)`: the RowKey template's literal start.
+    RowKeyPrefix(String),
+    /// `untagged`.
+    Untagged,
+}
+
+/// A `tag(value = ..)`.
+pub(crate) enum TagValueModel {
+    Text(String),
+    Int(i32),
 }
 
 /// One field of an entity struct.
@@ -76,6 +100,8 @@ pub(crate) enum Codec {
     With(syn::Path),
     /// `#[entity(skip)]`: not stored; decoded as `Default::default()`.
     Skip,
+    /// `#[entity(other_properties)]`: every property no other field names (a map).
+    Others,
 }
 
 /// `#[entity(default)]` or `#[entity(default = path)]`.
@@ -236,6 +262,9 @@ pub(crate) enum PropertyBody {
     /// A unit enum: each variant with its stored text (after `rename` /
     /// `rename_all`).
     UnitEnum(Vec<(syn::Ident, String)>),
+    /// A unit enum with `#[entity(int)]`: each variant stored as its discriminant,
+    /// an Int32 (as .NET stores enums).
+    IntEnum(Vec<(syn::Ident, i32)>),
     /// `struct Email(String)`: stored as the inner type; implements the key traits
     /// the inner type's shape allows.
     Newtype {

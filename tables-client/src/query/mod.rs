@@ -15,10 +15,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::Stream;
-use tables_core::model::{KeyRange, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY};
-use tables_core::{
-    col, Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Row, MAX_PAGE_SIZE,
-};
+use tables_core::model::{rows_filter, KeyRange};
+use tables_core::{Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Row, MAX_PAGE_SIZE};
 
 use crate::service::TableServiceClient;
 use crate::table::{Table, Versioned};
@@ -67,6 +65,7 @@ impl<T: Row> Table<T> {
             service: self.service().clone(),
             table: Arc::from(self.name()),
             kinds: T::KINDS,
+            tags: rows_filter::<T>(),
             partition: None,
             rows: None,
             filter: None,
@@ -91,6 +90,9 @@ pub struct Query<T> {
     table: Arc<str>,
     /// The kinds read; `None` reads every kind.
     kinds: Option<&'static [&'static str]>,
+    /// The filter selecting the rows of those kinds by their tags (`None`: told
+    /// apart on the client).
+    tags: Option<Filter>,
     partition: Option<String>,
     rows: Option<KeyRange>,
     filter: Option<Filter>,
@@ -108,6 +110,7 @@ impl<T> Clone for Query<T> {
             service: self.service.clone(),
             table: Arc::clone(&self.table),
             kinds: self.kinds,
+            tags: self.tags.clone(),
             partition: self.partition.clone(),
             rows: self.rows.clone(),
             filter: self.filter.clone(),
@@ -211,23 +214,35 @@ impl<T: Row> Query<T> {
             (None, theirs) => theirs,
         };
         let mut select: Vec<String> = Vec::new();
-        let names = P::schemas()
-            .into_iter()
-            .flat_map(|schema| schema.property_names())
-            .chain([ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY]);
+        let names = P::schemas().into_iter().flat_map(|schema| {
+            let tag = schema.tag.properties().iter().copied();
+            schema.property_names().chain(tag)
+        });
         for name in names {
             if !select.iter().any(|known| known == name) {
                 select.push(name.to_owned());
             }
         }
+        let tags = match (self.tags, rows_filter::<P>()) {
+            (Some(_), Some(theirs)) => Some(theirs),
+            (mine, None) => mine,
+            (None, theirs) => theirs,
+        };
+        // A type that keeps every other property reads them all.
+        let select = if P::schemas().iter().any(|s| s.other_properties) {
+            None
+        } else {
+            Some(select)
+        };
         Query {
             service: self.service,
             table: self.table,
             kinds,
+            tags,
             partition: self.partition,
             rows: self.rows,
             filter: self.filter,
-            select: Some(select),
+            select,
             take: self.take,
             page_size: self.page_size,
             invalid,
@@ -377,14 +392,7 @@ impl<T: Row> Query<T> {
 impl<T> Query<T> {
     /// The whole filter: partition, RowKey range, filters, kinds.
     fn full_filter(&self) -> Option<Filter> {
-        let kinds = self.kinds.map(|kinds| {
-            kinds
-                .iter()
-                .map(|kind| col(ENTITY_TYPE_PROPERTY).eq(*kind))
-                .reduce(Filter::or)
-                // A union of no kinds reads nothing.
-                .unwrap_or(Filter::Literal(false))
-        });
+        let kinds = self.tags.clone();
         [
             self.partition.clone().map(Filter::partition_key),
             self.rows.as_ref().map(KeyRange::row_key_filter),

@@ -465,19 +465,19 @@ impl<T: Row> IndexCheck<T> {
 
     /// The query over the entities of `T`'s kinds.
     fn entity_spec(&self) -> Result<QuerySpec> {
-        let kinds = T::schemas()
-            .into_iter()
-            .map(|s| col(ENTITY_TYPE_PROPERTY).eq(s.kind))
-            .reduce(Filter::or)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "the type has no entity kind"))?;
-        let filter = match &self.partition {
-            Some(pk) => Filter::partition_key(pk.clone()) & kinds,
-            None => {
+        let kinds = tables_core::model::rows_filter::<T>();
+        let filter = match (&self.partition, kinds) {
+            (Some(pk), Some(kinds)) => Some(Filter::partition_key(pk.clone()) & kinds),
+            (Some(pk), None) => Some(Filter::partition_key(pk.clone())),
+            (None, kinds) => {
                 self.allow_scan("the entities of every partition")?;
                 kinds
             }
         };
-        Ok(self.spec(filter))
+        let mut spec = QuerySpec::new();
+        spec.filter = filter;
+        spec.top = self.table.service().options().page_size;
+        Ok(spec)
     }
 
     /// The query over the rows of `index` (of entity kind `kind`).
@@ -531,7 +531,13 @@ impl<T: Row> IndexCheck<T> {
         rows: Vec<DynamicEntity>,
         indexes: &[(&'static str, &'static IndexSchema)],
     ) -> Result<Vec<Finding>> {
-        let checks = rows.into_iter().map(|row| self.check_entity(row, indexes));
+        // Untagged types can't be told apart on the service: skip the rows that are
+        // none of `T`'s (index rows, intents, other kinds).
+        let kind_of = Codec::of::<T>().kind_of;
+        let checks = rows
+            .into_iter()
+            .filter(|row| kind_of(row).is_some())
+            .map(|row| self.check_entity(row, indexes));
         let found: Vec<Vec<Finding>> = stream::iter(checks)
             .buffered(CONCURRENCY)
             .try_collect()
@@ -548,7 +554,7 @@ impl<T: Row> IndexCheck<T> {
         let table = self.table.name();
         let codec = Codec::of::<T>();
         let entity = primary.key();
-        let kind = entity_type(&primary);
+        let kind = (codec.kind_of)(&primary).unwrap_or_default().to_owned();
         let implied = match (codec.implied)(&primary) {
             Ok(implied) => implied,
             Err(_) => {
@@ -846,13 +852,6 @@ fn finding(problem: Problem, reference: &RowRef, entity: Option<EntityKey>) -> F
         entity,
         repaired: false,
     }
-}
-
-fn entity_type(row: &DynamicEntity) -> String {
-    row.get(ENTITY_TYPE_PROPERTY)
-        .and_then(tables_core::Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[cfg(test)]

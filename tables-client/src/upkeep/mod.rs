@@ -83,6 +83,8 @@ pub(crate) struct Implied {
 pub(crate) struct Codec {
     /// The index rows a stored primary row implies (decoding it as the type).
     pub(crate) implied: fn(&DynamicEntity) -> Result<Implied>,
+    /// The kind of a stored or new primary row, by the tags of the type's kinds.
+    pub(crate) kind_of: fn(&DynamicEntity) -> Option<&'static str>,
     /// Whether the type has any index or index entity.
     pub(crate) indexed: bool,
 }
@@ -99,6 +101,7 @@ impl Codec {
     pub(crate) fn of<T: Row>() -> Codec {
         Codec {
             implied: implied_of::<T>,
+            kind_of: tables_core::model::kind_of::<T>,
             indexed: T::HAS_INDEXES,
         }
     }

@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use tables_core::model::{index_entry_type, IndexCopy, ENTITY_TYPE_PROPERTY};
-use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp};
+use tables_core::model::{index_entry_type, IndexCopy};
+use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, WriteOp};
 
 use super::conflict::lost_race;
 use super::index_entities::{encode_member, entry_op, members_of};
@@ -265,8 +265,7 @@ fn prepare_item(item: &Item, old: Option<DynamicEntity>) -> Result<(WriteOp, boo
         .row
         .as_ref()
         .or(old.as_ref())
-        .and_then(|r| r.get(ENTITY_TYPE_PROPERTY))
-        .and_then(Value::as_str)
+        .and_then(item.codec.kind_of)
         .unwrap_or_default()
         .to_owned();
     Ok((

@@ -6,7 +6,9 @@ use std::sync::{Arc, OnceLock};
 use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::property::Property;
-use crate::model::{role_of, RowRole, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY};
+use crate::model::{
+    role_of, row_role, EntitySchema, RowRole, Tag, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY,
+};
 use crate::size::MAX_PROPERTY_VALUE_BYTES;
 use crate::value::Value;
 
@@ -51,25 +53,32 @@ fn interned(name: &'static str) -> Arc<str> {
     Arc::clone(cell.get_or_init(|| Arc::from(name)))
 }
 
-/// A new primary row with its discriminator (`EntityType`, `EntityVersion`) and room
-/// for `capacity` more properties.
+/// A new primary row with its tag (by default `EntityType` and `EntityVersion`)
+/// and room for `capacity` more properties.
 pub fn new_entity(
     partition_key: String,
     row_key: String,
+    tag: &Tag,
     kind: &'static str,
     version: u32,
     capacity: usize,
 ) -> DynamicEntity {
     let mut entity = DynamicEntity::new(partition_key, row_key);
-    entity.reserve(capacity + 2);
-    entity.push_unchecked(
-        interned(ENTITY_TYPE_PROPERTY),
-        Value::String(kind.to_owned()),
-    );
-    entity.push_unchecked(
-        interned(ENTITY_VERSION_PROPERTY),
-        Value::Int32(i32::try_from(version).unwrap_or(i32::MAX)),
-    );
+    entity.reserve(capacity + tag.properties().len());
+    match *tag {
+        Tag::Kind => {
+            entity.push_unchecked(
+                interned(ENTITY_TYPE_PROPERTY),
+                Value::String(kind.to_owned()),
+            );
+            entity.push_unchecked(
+                interned(ENTITY_VERSION_PROPERTY),
+                Value::Int32(i32::try_from(version).unwrap_or(i32::MAX)),
+            );
+        }
+        Tag::Property { name, value } => entity.push_unchecked(Arc::from(name), value.to_value()),
+        Tag::RowKeyPrefix(_) | Tag::Untagged => {}
+    }
     entity
 }
 
@@ -77,6 +86,101 @@ pub fn new_entity(
 /// guarantees distinct names).
 pub fn push_property(entity: &mut DynamicEntity, name: Arc<str>, value: Value) {
     entity.push_unchecked(name, value);
+}
+
+/// A field that keeps the properties no other field of the type names
+/// (`#[entity(other_properties)]`), so a read-modify-write keeps the columns other
+/// programs wrote. Implemented for maps and lists from property name to [`Value`].
+pub trait OtherProperties {
+    /// The properties, as read.
+    fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self;
+
+    /// Each property, to write.
+    fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_>;
+}
+
+impl OtherProperties for std::collections::BTreeMap<String, Value> {
+    fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self {
+        properties
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect()
+    }
+
+    fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_> {
+        Box::new(self.iter().map(|(name, value)| (name.as_str(), value)))
+    }
+}
+
+impl<S: std::hash::BuildHasher + Default> OtherProperties
+    for std::collections::HashMap<String, Value, S>
+{
+    fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self {
+        properties
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect()
+    }
+
+    fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_> {
+        Box::new(self.iter().map(|(name, value)| (name.as_str(), value)))
+    }
+}
+
+impl OtherProperties for Vec<(String, Value)> {
+    fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self {
+        properties
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect()
+    }
+
+    fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_> {
+        Box::new(self.iter().map(|(name, value)| (name.as_str(), value)))
+    }
+}
+
+/// Writes the properties of an `other_properties` field after the named fields'.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidInput`] for a name a field of the type stores, the tag's
+/// own property, a reserved or system name, or a name given twice. Names and
+/// values are then checked like every property's before the write is sent.
+pub fn push_other_properties<T: OtherProperties>(
+    entity: &mut DynamicEntity,
+    others: &T,
+    field: &'static str,
+    stored: &[&'static str],
+    tag: &Tag,
+) -> Result<()> {
+    for (name, value) in others.each() {
+        let why = if stored.contains(&name) {
+            Some("a field of the type stores that property")
+        } else if tag.properties().contains(&name)
+            || crate::model::RESERVED_PROPERTIES.contains(&name)
+        {
+            Some("the typed layer writes that property itself")
+        } else if ["PartitionKey", "RowKey", "Timestamp"].contains(&name) {
+            Some("it is a system property")
+        } else if entity.get(name).is_some() {
+            Some("it is given twice")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "field `{field}` (other properties) holds {name:?}, which can't be written \
+                     from there: {why}; remove it from `{field}`"
+                ),
+            )
+            .with_property(name));
+        }
+        entity.push_unchecked(Arc::from(name), value.clone());
+    }
+    Ok(())
 }
 
 /// Moves the properties out of `entity`, leaving its keys.
@@ -308,21 +412,6 @@ pub fn entity_type(entity: &DynamicEntity) -> Result<&str> {
     }
 }
 
-/// The kind of a primary row for an entity union: `Ok(None)` for a row with no
-/// `EntityType` at all (not written by a derived type; a union's catch-all variant
-/// takes it).
-///
-/// # Errors
-///
-/// [`ErrorKind::Decode`] for a mistyped `EntityType`, an index copy, an index entry
-/// or a client row: never a union's variant.
-pub fn union_kind(entity: &DynamicEntity) -> Result<Option<&str>> {
-    if entity.get(ENTITY_TYPE_PROPERTY).is_none() {
-        return Ok(None);
-    }
-    entity_type(entity).map(Some)
-}
-
 /// Checks that `entity` is a primary row of `kind` and returns the version that
 /// wrote it.
 ///
@@ -360,6 +449,44 @@ pub fn check_kind(entity: &DynamicEntity, kind: &'static str) -> Result<u32> {
     }
 }
 
+/// Checks that `entity` is a primary row of `kind` marked with `tag`, and returns
+/// the version that wrote it (`version`, the type's own, when the tag has none).
+///
+/// # Errors
+///
+/// As [`check_kind`] for [`Tag::Kind`]; otherwise [`ErrorKind::Decode`] for a row
+/// without the tag, or a row the client keeps for itself.
+pub fn check_tag(
+    entity: &DynamicEntity,
+    tag: &Tag,
+    kind: &'static str,
+    version: u32,
+) -> Result<u32> {
+    if *tag == Tag::Kind {
+        return check_kind(entity, kind);
+    }
+    if tag.matches(entity, kind) {
+        return Ok(version);
+    }
+    check_not_client_row(entity)?;
+    let found = match *tag {
+        Tag::Property { name, .. } => match entity.get(name) {
+            Some(value) => format!("its {name} is {value:?}"),
+            None => format!("it has no {name} property"),
+        },
+        Tag::RowKeyPrefix(_) => "its RowKey doesn't start so".to_owned(),
+        Tag::Kind | Tag::Untagged => "it is not".to_owned(),
+    };
+    Err(decode_error(
+        entity,
+        format!(
+            "is not a {kind}: a {kind} is marked by {}, and {found}; read rows of several \
+             types through an #[derive(EntityUnion)] enum",
+            tag.describe(kind)
+        ),
+    ))
+}
+
 /// The error for a row of `kind` written by a version this type can't read.
 pub fn unknown_version(
     entity: &DynamicEntity,
@@ -383,22 +510,39 @@ pub fn unknown_version(
     )
 }
 
-/// The error for a row whose kind an entity union doesn't list.
+/// Checks that `entity` is not a row the client keeps for itself (an index copy or
+/// entry, an intent): those are never a union's variant.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] naming what the row is.
+pub fn check_not_client_row(entity: &DynamicEntity) -> Result<()> {
+    match row_role(entity) {
+        RowRole::Primary { .. } | RowRole::Untyped => Ok(()),
+        _ => entity_type(entity).map(|_| ()),
+    }
+}
+
+/// The error for a row that carries the tag of none of an entity union's variants.
 pub fn unknown_kind(
     entity: &DynamicEntity,
     union: &'static str,
-    kinds: &'static [&'static str],
+    variants: &[&'static EntitySchema],
 ) -> Error {
-    let found = match entity_type(entity) {
-        Ok(found) => found,
-        Err(not_primary) => return not_primary,
+    let expected: Vec<String> = variants
+        .iter()
+        .map(|schema| format!("{} ({})", schema.kind, schema.tag.describe(schema.kind)))
+        .collect();
+    let found = match entity.get(ENTITY_TYPE_PROPERTY) {
+        Some(Value::String(kind)) => format!("is a {kind}, which"),
+        _ => "is a row that".to_owned(),
     };
     decode_error(
         entity,
         format!(
-            "is a {found}, which {union} doesn't list (it has {}); add a variant for it or an \
+            "{found} no variant of {union} takes (it has {}); add a variant for it or an \
              #[entity(other)] variant holding a DynamicEntity",
-            kinds.join(", ")
+            expected.join(", ")
         ),
     )
 }
@@ -465,7 +609,7 @@ mod tests {
 
     #[test]
     fn discriminator_checks() {
-        let e = new_entity("p".into(), "r".into(), "Employee", 2, 0);
+        let e = new_entity("p".into(), "r".into(), &Tag::Kind, "Employee", 2, 0);
         assert_eq!(check_kind(&e, "Employee").unwrap(), 2);
         let err = check_kind(&e, "Department").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Decode);

@@ -243,7 +243,14 @@ mod tests {
     };
 
     fn primary() -> DynamicEntity {
-        let mut e = new_entity("Sales".into(), "empid_000223".into(), "Employee", 1, 2);
+        let mut e = new_entity(
+            "Sales".into(),
+            "empid_000223".into(),
+            &crate::model::Tag::Kind,
+            "Employee",
+            1,
+            2,
+        );
         e.insert("LastName", "Jones");
         e.insert("Age", 34);
         e

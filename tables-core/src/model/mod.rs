@@ -22,7 +22,9 @@ mod range;
 mod reader;
 mod registry;
 mod schema;
+mod tag;
 
+pub use codec::OtherProperties;
 pub use column::{Operand, TypedColumn};
 pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
 pub use keypart::{KeyInt, KeyText, KeyTime};
@@ -30,6 +32,7 @@ pub use property::Property;
 pub use range::KeyRange;
 pub use registry::check_writer;
 pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
+pub use tag::{kind_of, rows_filter, Tag, TagValue};
 
 use crate::entity::{DynamicEntity, EntityKey};
 use crate::error::Result;
@@ -38,10 +41,10 @@ use crate::value::Value;
 #[doc(hidden)]
 pub mod __private {
     pub use super::codec::{
-        check_kind, decode_field, decode_json, decode_with, encode_field, encode_json, encode_with,
-        entity_type, expect_string, kinds_distinct, missing_is_default, new_entity, push_property,
-        str_eq, take_properties, union_kind, unknown_kind, unknown_variant, unknown_version,
-        PropertyNames,
+        check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
+        encode_field, encode_json, encode_with, entity_type, expect_string, kinds_distinct,
+        missing_is_default, new_entity, push_other_properties, push_property, str_eq,
+        take_properties, unknown_kind, unknown_variant, unknown_version, PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::range::{

@@ -3,10 +3,13 @@
 /// An entity type's key design, properties and indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntitySchema {
-    /// The discriminator (`EntityType`).
+    /// The kind: the type's name in `EntityType` (unless its tag says otherwise)
+    /// and in the `EntityType` of its index rows.
     pub kind: &'static str,
-    /// The version (`EntityVersion`).
+    /// The version (`EntityVersion`; always 1 for a type whose tag has no version).
     pub version: u32,
+    /// How the type's rows are marked.
+    pub tag: super::Tag,
     /// The PartitionKey template as written (`"{department}"`).
     pub partition_key: &'static str,
     /// The RowKey template as written (`"empid_{employee_id:06}"`).
@@ -16,12 +19,26 @@ pub struct EntitySchema {
     pub properties: &'static [PropertySchema],
     /// The indexes and index entities, in declaration order.
     pub indexes: &'static [IndexSchema],
+    /// Whether a field keeps the properties no other field names
+    /// (`#[entity(other_properties)]`): a projection into the type reads every
+    /// property.
+    pub other_properties: bool,
 }
 
 impl EntitySchema {
     /// The stored property names, in field order: the `$select` list of a full read.
     pub fn property_names(&self) -> impl ExactSizeIterator<Item = &'static str> {
         self.properties.iter().map(|p| p.name)
+    }
+
+    /// The filter selecting this type's rows on the service (`None`: untagged).
+    pub fn tag_filter(&self) -> Option<crate::filter::Filter> {
+        self.tag.filter(self.kind)
+    }
+
+    /// Whether `row` is a primary row of this type, by its tag.
+    pub fn is_tagged(&self, row: &crate::entity::DynamicEntity) -> bool {
+        self.tag.matches(row, self.kind)
     }
 
     /// The index or index entity named `name`.

@@ -1,6 +1,8 @@
 //! `#[derive(Entity)]`: container keys, then fields, then the templates and
 //! indexes bound to the fields.
 
+use syn::spanned::Spanned as _;
+
 use super::field::{self, FieldAttrs};
 use super::index::{self, bind_index, Declared, RawIndex};
 use super::template::{self, UnrawString};
@@ -9,10 +11,10 @@ use super::{
     RenameRule,
 };
 use crate::error::{did_you_mean, Errors};
-use crate::model::{Codec, EntityModel, Field, KeyUse, Segment, Template};
+use crate::model::{Codec, EntityModel, Field, KeyUse, Segment, TagModel, TagValueModel, Template};
 
 /// The keys a struct's `#[entity(..)]` accepts.
-const ENTITY_KEYS: [&str; 10] = [
+const ENTITY_KEYS: [&str; 12] = [
     "kind",
     "version",
     "upgrade_from",
@@ -23,6 +25,8 @@ const ENTITY_KEYS: [&str; 10] = [
     "index",
     "unique_index",
     "index_entity",
+    "tag",
+    "untagged",
 ];
 
 /// Keys that belong on a field: named in the error when written on the struct.
@@ -37,6 +41,7 @@ struct ContainerAttrs {
     kind: Once<syn::LitStr>,
     version: Once<u32>,
     upgrade_from: Once<Vec<syn::Path>>,
+    tag: Once<RawTag>,
     partition_key: Once<syn::LitStr>,
     row_key: Once<syn::LitStr>,
     rename_all: Once<RenameRule>,
@@ -93,6 +98,16 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
     mark_key_use(&mut fields, &partition_key, KeyUse::PartitionKey);
     mark_key_use(&mut fields, &row_key, KeyUse::RowKey);
     key_field_attributes(&fields, &attrs, &mut errors);
+    if let Some(second) = fields
+        .iter()
+        .filter(|f| matches!(f.codec, Codec::Others))
+        .nth(1)
+    {
+        errors.push(
+            second.ident.span(),
+            "only one field can hold the other properties: keep `other_properties` on one field",
+        );
+    }
     column_without_column(&fields, &attrs, &mut errors);
 
     let indexes = container
@@ -105,6 +120,10 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
         Some(lit) => (lit.value(), lit.span()),
         None => (input.ident.unraw_string(), input.ident.span()),
     };
+    let tag = match container.tag.get() {
+        Some(raw) => bind_tag(raw, &kind, &row_key, &container, &mut errors),
+        None => TagModel::Kind,
+    };
     let model = EntityModel {
         ident: input.ident.clone(),
         vis: input.vis.clone(),
@@ -114,6 +133,7 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
             .unwrap_or_else(super::default_krate),
         kind,
         kind_span,
+        tag,
         version: container.version.into_inner().unwrap_or(1),
         upgrade_from: container.upgrade_from.into_inner().unwrap_or_default(),
         partition_key,
@@ -200,6 +220,9 @@ fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
                     errors,
                 )?));
             }
+            "tag" | "untagged" if c.tag.claim(meta, "tag", errors) => {
+                c.tag.set(raw_tag(meta, key, errors)?);
+            }
             "partition_key" if c.partition_key.claim(meta, key, errors) => {
                 c.partition_key.set(string_value(
                     meta,
@@ -248,6 +271,163 @@ fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
         Ok(())
     });
     c
+}
+
+/// A `tag(..)` or `untagged` as written.
+enum RawTag {
+    Property {
+        name: syn::LitStr,
+        value: Option<(TagValueModel, proc_macro2::Span)>,
+    },
+    RowKeyPrefix(proc_macro2::Span),
+    Untagged(proc_macro2::Span),
+}
+
+const TAG_FORMS: &str = "tag(property = \"Type\", value = \"Employee\") (a column naming the type; \
+                         `value` is a string or an Int32, the kind by default), tag(row_key_prefix) \
+                         (the RowKey template's literal start, e.g. \"EMPLOYEE_\"), or untagged";
+
+/// `untagged`, `tag(property = "..", value = ..)` or `tag(row_key_prefix)`.
+fn raw_tag(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    key: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<RawTag>> {
+    let span = meta.path.span();
+    if key == "untagged" {
+        if meta.input.peek(syn::Token![=]) || meta.input.peek(syn::token::Paren) {
+            errors.push(span, "`untagged` takes no value: #[entity(untagged)]");
+            skip_value(meta)?;
+            return Ok(None);
+        }
+        return Ok(Some(RawTag::Untagged(span)));
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        errors.push(span, format!("`tag` needs its form: {TAG_FORMS}"));
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let mut property: Option<syn::LitStr> = None;
+    let mut value: Option<(TagValueModel, proc_macro2::Span)> = None;
+    let mut prefix: Option<proc_macro2::Span> = None;
+    let mut bad = false;
+    meta.parse_nested_meta(|inner| {
+        let name = inner
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        match name.as_str() {
+            "property" => {
+                property = string_value(&inner, "property", "property = \"Type\"", errors)?
+            }
+            "value" => {
+                let expr: syn::Expr = inner.value()?.parse()?;
+                value = tag_value(&expr, errors).map(|v| (v, expr.span()));
+                bad |= value.is_none();
+            }
+            "row_key_prefix" => prefix = Some(inner.path.span()),
+            _ => {
+                errors.push(
+                    inner.path.span(),
+                    format!("unknown key in `tag`: {TAG_FORMS}"),
+                );
+                bad = true;
+                skip_value(&inner)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(match (property, prefix) {
+        _ if bad => None,
+        (Some(name), None) => Some(RawTag::Property { name, value }),
+        (None, Some(span)) if value.is_none() => Some(RawTag::RowKeyPrefix(span)),
+        _ => {
+            errors.push(span, format!("`tag` takes one form: {TAG_FORMS}"));
+            None
+        }
+    })
+}
+
+/// `value = "Employee"` or `value = 3` (Int32).
+fn tag_value(expr: &syn::Expr, errors: &mut Errors) -> Option<TagValueModel> {
+    let lit = match expr {
+        syn::Expr::Lit(syn::ExprLit { lit, .. }) => Some(lit.clone()),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            }) => match format!("-{}", int.base10_digits()).parse::<i32>() {
+                Ok(n) => return Some(TagValueModel::Int(n)),
+                Err(_) => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    match lit {
+        Some(syn::Lit::Str(text)) => Some(TagValueModel::Text(text.value())),
+        Some(syn::Lit::Int(int)) if int.base10_parse::<i32>().is_ok() => {
+            int.base10_parse::<i32>().ok().map(TagValueModel::Int)
+        }
+        _ => {
+            errors.push_spanned(
+                expr,
+                "a tag's `value` is a string literal or an integer that fits an Int32, e.g. value = \"Employee\" or value = 2",
+            );
+            None
+        }
+    }
+}
+
+/// The tag, checked against the RowKey template and the version keys.
+fn bind_tag(
+    raw: &RawTag,
+    kind: &str,
+    row_key: &Template,
+    container: &ContainerAttrs,
+    errors: &mut Errors,
+) -> TagModel {
+    let span = match raw {
+        RawTag::Property { name, .. } => name.span(),
+        RawTag::RowKeyPrefix(span) | RawTag::Untagged(span) => *span,
+    };
+    if container.version.seen() || container.upgrade_from.seen() {
+        errors.push(
+            span,
+            "`version` and `upgrade_from` need the default tag: the version is stored in \
+             EntityVersion, which only that tag writes; remove them, or the tag",
+        );
+    }
+    match raw {
+        RawTag::Property { name, value } => TagModel::Property {
+            name: name.value(),
+            span: name.span(),
+            value: match value {
+                Some((TagValueModel::Text(text), _)) => TagValueModel::Text(text.clone()),
+                Some((TagValueModel::Int(n), _)) => TagValueModel::Int(*n),
+                None => TagValueModel::Text(kind.to_owned()),
+            },
+        },
+        RawTag::RowKeyPrefix(span) => match row_key.segments.first() {
+            Some(Segment::Literal(prefix)) if !prefix.is_empty() => {
+                TagModel::RowKeyPrefix(prefix.clone())
+            }
+            _ => {
+                errors.push(
+                    *span,
+                    "tag(row_key_prefix) needs a RowKey template that starts with literal text, \
+                     e.g. row_key = \"EMPLOYEE_{employee_id:06}\"",
+                );
+                TagModel::Kind
+            }
+        },
+        RawTag::Untagged(_) => TagModel::Untagged,
+    }
 }
 
 /// `version = N`, 1 <= N <= i32::MAX.
@@ -350,7 +530,7 @@ fn column_without_column(fields: &[Field], attrs: &[FieldAttrs], errors: &mut Er
         let codec = match field.codec {
             Codec::Json => "json",
             Codec::With(_) => "with",
-            Codec::Plain | Codec::Skip => continue,
+            Codec::Plain | Codec::Skip | Codec::Others => continue,
         };
         if let Some(span) = attrs.column {
             errors.push(

@@ -13,10 +13,18 @@ use crate::error::Errors;
 use crate::model::{Codec, DefaultValue, Field};
 
 /// The keys a field attribute accepts.
-const FIELD_KEYS: [&str; 6] = ["rename", "skip", "json", "default", "with", "column"];
+const FIELD_KEYS: [&str; 7] = [
+    "rename",
+    "skip",
+    "json",
+    "default",
+    "with",
+    "column",
+    "other_properties",
+];
 
 /// Keys that belong on the struct: named in the error when written on a field.
-const CONTAINER_ONLY: [&str; 10] = [
+const CONTAINER_ONLY: [&str; 12] = [
     "kind",
     "version",
     "upgrade_from",
@@ -27,6 +35,8 @@ const CONTAINER_ONLY: [&str; 10] = [
     "index",
     "unique_index",
     "index_entity",
+    "tag",
+    "untagged",
 ];
 
 /// Where each key of a field's attributes was written, for checks that point at
@@ -39,6 +49,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) default: Option<Span>,
     pub(crate) with: Option<Span>,
     pub(crate) column: Option<Span>,
+    pub(crate) others: Option<Span>,
 }
 
 impl FieldAttrs {
@@ -69,12 +80,16 @@ pub(crate) fn parse(
     let mut default = Once::<(Span, DefaultValue)>::default();
     let mut with = Once::<(Span, syn::Path)>::default();
     let mut column = Once::<syn::LitStr>::default();
+    let mut others = Once::<Span>::default();
     for_each_key(&field.attrs, errors, |meta, key, errors| {
         match key {
             "rename" if rename.claim(meta, key, errors) => {
                 rename.set(string_value(meta, key, "rename = \"Hired\"", errors)?);
             }
             "skip" if skip.claim(meta, key, errors) => skip.set(flag(meta, key, errors)?),
+            "other_properties" if others.claim(meta, key, errors) => {
+                others.set(flag(meta, key, errors)?);
+            }
             "json" if json.claim(meta, key, errors) => json.set(flag(meta, key, errors)?),
             "default" if default.claim(meta, key, errors) => {
                 let span = meta.path.span();
@@ -116,6 +131,7 @@ pub(crate) fn parse(
         default: default.get().map(|(span, _)| *span),
         with: with.get().map(|(span, _)| *span),
         column: column.get().map(syn::LitStr::span),
+        others: others.get().copied(),
     };
     conflicts(&attrs, errors);
     if let Some(lit) = column.get() {
@@ -130,7 +146,9 @@ pub(crate) fn parse(
             ident.span(),
         ),
     };
-    let codec = if attrs.skip.is_some() {
+    let codec = if attrs.others.is_some() {
+        Codec::Others
+    } else if attrs.skip.is_some() {
         Codec::Skip
     } else if attrs.json.is_some() {
         Codec::Json
@@ -172,6 +190,27 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
                     format!(
                         "`{key}` has no effect on a `skip` field (it is not stored and decodes as \
                          Default::default()); remove `{key}` or `skip`"
+                    ),
+                );
+            }
+        }
+    }
+    if attrs.others.is_some() {
+        let with_others = [
+            ("rename", attrs.rename),
+            ("skip", attrs.skip),
+            ("json", attrs.json),
+            ("with", attrs.with),
+            ("default", attrs.default),
+            ("column", attrs.column),
+        ];
+        for (key, span) in with_others {
+            if let Some(span) = span {
+                errors.push(
+                    span,
+                    format!(
+                        "`{key}` has no effect on an `other_properties` field (it holds every \
+                         property no other field names, under their own names); remove `{key}`"
                     ),
                 );
             }
@@ -288,7 +327,7 @@ mod tests {
         let errors = field_errors(named(quote::quote!(#[entity(renam = "X")] f: u8)));
         assert_eq!(
             errors,
-            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column"]
+            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties"]
         );
         let errors = field_errors(named(quote::quote!(#[entity(row_key = "x")] f: u8)));
         assert_eq!(errors, ["`row_key` goes on the struct, not on a field: move it to the struct's #[entity(..)]"]);

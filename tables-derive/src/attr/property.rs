@@ -9,7 +9,7 @@ use crate::error::{did_you_mean, Errors};
 use crate::model::{PropertyBody, PropertyModel};
 
 /// The keys a unit enum's `#[entity(..)]` accepts.
-const ENUM_KEYS: [&str; 2] = ["rename_all", "crate"];
+const ENUM_KEYS: [&str; 3] = ["rename_all", "crate", "int"];
 /// The keys a newtype's `#[entity(..)]` accepts.
 const NEWTYPE_KEYS: [&str; 1] = ["crate"];
 /// The keys a variant's `#[entity(..)]` accepts.
@@ -23,8 +23,12 @@ pub(crate) fn property(input: &syn::DeriveInput) -> syn::Result<PropertyModel> {
     let keys: &[&str] = if is_enum { &ENUM_KEYS } else { &NEWTYPE_KEYS };
     let mut krate = Once::<syn::Path>::default();
     let mut rename_all = Once::<RenameRule>::default();
+    let mut int = Once::<proc_macro2::Span>::default();
     for_each_key(&input.attrs, &mut errors, |meta, key, errors| {
         match key {
+            "int" if is_enum && int.claim(meta, key, errors) => {
+                int.set(super::flag(meta, key, errors)?);
+            }
             "crate" if krate.claim(meta, key, errors) => krate.set(crate_value(meta, errors)?),
             "rename_all" if is_enum && rename_all.claim(meta, key, errors) => {
                 rename_all.set(rename_rule(meta, errors)?);
@@ -43,7 +47,17 @@ pub(crate) fn property(input: &syn::DeriveInput) -> syn::Result<PropertyModel> {
         }
         Ok(())
     });
+    if let (Some(rule), Some(_)) = (rename_all.get(), int.get()) {
+        let _ = rule;
+        errors.push(
+            input.ident.span(),
+            "`rename_all` renames the stored texts, and `int` stores numbers instead; keep one of them",
+        );
+    }
     let body = match &input.data {
+        syn::Data::Enum(data) if int.get().is_some() => {
+            int_variants(data, &mut errors).map(PropertyBody::IntEnum)
+        }
         syn::Data::Enum(data) => Some(PropertyBody::UnitEnum(
             data.variants
                 .iter()
@@ -93,6 +107,74 @@ fn rename_rule(
         ),
     );
     Ok(None)
+}
+
+/// The variants of an `#[entity(int)]` enum with their numbers: the explicit
+/// discriminant, else one more than the variant before (Rust's rule).
+fn int_variants(data: &syn::DataEnum, errors: &mut Errors) -> Option<Vec<(syn::Ident, i32)>> {
+    let mut next: i64 = 0;
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        if !matches!(variant.fields, syn::Fields::Unit) {
+            errors.push(
+                variant.ident.span(),
+                format!(
+                    "variant `{}` carries data, but an #[entity(int)] enum is stored as the variant's \
+                     number: make it a unit variant",
+                    variant.ident
+                ),
+            );
+            continue;
+        }
+        if let Some(attr) = variant.attrs.iter().find(|a| a.path().is_ident("entity")) {
+            errors.push_spanned(
+                attr,
+                "an #[entity(int)] enum stores numbers: `rename` has no effect on its variants; remove it",
+            );
+        }
+        let number = match &variant.discriminant {
+            None => next,
+            Some((_, expr)) => match int_literal(expr) {
+                Some(n) => n,
+                None => {
+                    errors.push_spanned(
+                        expr,
+                        "an #[entity(int)] enum needs integer literal discriminants (`Manager = 1`)",
+                    );
+                    return None;
+                }
+            },
+        };
+        let Ok(number32) = i32::try_from(number) else {
+            errors.push(
+                variant.ident.span(),
+                format!(
+                    "variant `{}` is {number}, which doesn't fit the Int32 it is stored as",
+                    variant.ident
+                ),
+            );
+            return None;
+        };
+        variants.push((variant.ident.clone(), number32));
+        next = number + 1;
+    }
+    Some(variants)
+}
+
+/// `3` or `-3`.
+fn int_literal(expr: &syn::Expr) -> Option<i64> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => int.base10_parse().ok(),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => int_literal(expr).map(|n| -n),
+        _ => None,
+    }
 }
 
 fn unit_variant(

@@ -101,7 +101,43 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
     let version = Literal::u32_unsuffixed(model.version);
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
     let count = Literal::usize_unsuffixed(stored.len());
-    let new_entity = quote!(#p::new_entity(#pk?, #rk?, #kind, #version, #count));
+    let tag = super::schema::tag(cx);
+    let new_entity = quote!(#p::new_entity(#pk?, #rk?, &#tag, #kind, #version, #count));
+    let others = others_field(cx).map(|field| {
+        let id = &field.ident;
+        let name = lit(&field_name(field));
+        let names = stored.iter().map(|f| lit(&f.property));
+        quote! {
+            #p::push_other_properties(
+                &mut __entity,
+                &self.#id,
+                #name,
+                &[#(#names),*],
+                &#tag,
+            )?;
+        }
+    });
+    if let Some(others) = others {
+        let names = stored.iter().map(|f| lit(&f.property));
+        let pushes = stored.iter().enumerate().map(|(i, field)| {
+            let i = Literal::usize_unsuffixed(i);
+            let encode = encode(cx, field);
+            quote! {
+                if let ::core::option::Option::Some(__value) = #encode? {
+                    #p::push_property(&mut __entity, __TABLES_NAMES.get(#i), __value);
+                }
+            }
+        });
+        return quote! {
+            fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
+                static __TABLES_NAMES: #p::PropertyNames = #p::PropertyNames::new(&[#(#names),*]);
+                let mut __entity = #new_entity;
+                #(#pushes)*
+                #others
+                ::core::result::Result::Ok(__entity)
+            }
+        };
+    }
     if stored.is_empty() {
         return quote! {
             fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
@@ -141,7 +177,9 @@ fn encode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
         Codec::With(path) => {
             quote!(#p::encode_with(#path::to_value(&self.#id), #name, #property))
         }
-        Codec::Plain | Codec::Skip => quote!(#p::encode_field::<#ty>(&self.#id, #name, #property)),
+        Codec::Plain | Codec::Skip | Codec::Others => {
+            quote!(#p::encode_field::<#ty>(&self.#id, #name, #property))
+        }
     }
 }
 
@@ -150,6 +188,7 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let p = &cx.private;
     let kind = lit(&model.kind);
     let version = Literal::u32_unsuffixed(model.version);
+    let tag = super::schema::tag(cx);
     let upgrades = model.upgrade_from.iter().map(|older| {
         quote! {
             if <#older as #p::Entity>::decodes_version(__version) {
@@ -161,10 +200,14 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let read_pk = read_back(cx, &model.partition_key, Which::Partition)?;
     let read_rk = read_back(cx, &model.row_key, Which::Row)?;
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
-    let take = take_properties(cx, &stored);
+    let take = take_properties(cx, &stored, others_field(cx).is_some());
     let whole_pk = whole_key_string(cx, &model.partition_key).map(|f| &f.ident);
     let whole_rk = whole_key_string(cx, &model.row_key).map(|f| &f.ident);
-    let mutability = if stored.is_empty() && whole_pk.is_none() && whole_rk.is_none() {
+    let mutability = if stored.is_empty()
+        && whole_pk.is_none()
+        && whole_rk.is_none()
+        && others_field(cx).is_none()
+    {
         TokenStream::new()
     } else {
         quote!(mut)
@@ -177,7 +220,9 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         .iter()
         .map(|field| {
             let id = &field.ident;
-            if whole_pk == Some(id) {
+            if matches!(field.codec, Codec::Others) {
+                quote!(#id: #p::OtherProperties::from_properties(__others))
+            } else if whole_pk == Some(id) {
                 quote!(#id: ::std::mem::take(&mut entity.partition_key))
             } else if whole_rk == Some(id) {
                 quote!(#id: ::std::mem::take(&mut entity.row_key))
@@ -191,7 +236,7 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         .collect();
     Ok(quote! {
         fn from_entity(#mutability entity: #p::DynamicEntity) -> #p::Result<Self> {
-            let __version = #p::check_kind(&entity, #kind)?;
+            let __version = #p::check_tag(&entity, &#tag, #kind, #version)?;
             if __version != #version {
                 #(#upgrades)*
                 return ::core::result::Result::Err(
@@ -207,15 +252,38 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     })
 }
 
+/// The field holding the other properties, if any.
+fn others_field<'a>(cx: &Ctx<'a>) -> Option<&'a Field> {
+    cx.model
+        .fields
+        .iter()
+        .find(|f| matches!(f.codec, Codec::Others))
+}
+
 /// Moves the properties out and sorts them into one `Option<Value>` slot per stored
-/// field, in one pass (names the type doesn't know are dropped).
-fn take_properties(cx: &Ctx<'_>, stored: &[&Field]) -> TokenStream {
+/// field, in one pass. Names the type doesn't know are dropped, or, with an
+/// `other_properties` field, kept in `__others` (except the tag's own properties).
+fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenStream {
     let p = &cx.private;
+    let slots: Vec<syn::Ident> = stored.iter().map(|f| local("slot", f)).collect();
+    let names: Vec<syn::LitStr> = stored.iter().map(|f| lit(&f.property)).collect();
+    if keep_others {
+        let tag = super::schema::tag(cx);
+        return quote! {
+            #(let mut #slots: ::core::option::Option<#p::Value> = ::core::option::Option::None;)*
+            let mut __others = ::std::vec::Vec::new();
+            for (__name, __value) in #p::take_properties(&mut entity) {
+                match &*__name {
+                    #(#names => #slots = ::core::option::Option::Some(__value),)*
+                    __other if #tag.properties().contains(&__other) => {}
+                    _ => __others.push((__name, __value)),
+                }
+            }
+        };
+    }
     if stored.is_empty() {
         return TokenStream::new();
     }
-    let slots: Vec<syn::Ident> = stored.iter().map(|f| local("slot", f)).collect();
-    let names: Vec<syn::LitStr> = stored.iter().map(|f| lit(&f.property)).collect();
     let sort = if let ([slot], [name]) = (slots.as_slice(), names.as_slice()) {
         quote! {
             if &*__name == #name {
@@ -259,7 +327,7 @@ fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
         Codec::With(path) => {
             quote!(#p::decode_with(#path::from_value(#value), &entity, #name, #property))
         }
-        Codec::Plain | Codec::Skip => {
+        Codec::Plain | Codec::Skip | Codec::Others => {
             quote!(#p::decode_field::<#ty>(#value, &entity, #name, #property))
         }
     };

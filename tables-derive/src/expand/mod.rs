@@ -35,7 +35,7 @@ pub(crate) struct Ctx<'a> {
 
 /// Whether a field is stored as a property: not a primary key field, not skipped.
 fn is_stored(field: &Field) -> bool {
-    field.primary_key_use.is_none() && !matches!(field.codec, Codec::Skip)
+    field.primary_key_use.is_none() && !matches!(field.codec, Codec::Skip | Codec::Others)
 }
 
 /// Everything `#[derive(Entity)]` generates for a valid model.

@@ -12,6 +12,7 @@ use crate::model::{PropertyBody, PropertyModel, TypeShape};
 pub(crate) fn property_items(model: &PropertyModel) -> TokenStream {
     match &model.body {
         PropertyBody::UnitEnum(variants) => unit_enum(model, variants),
+        PropertyBody::IntEnum(variants) => int_enum(model, variants),
         PropertyBody::Newtype { ty, shape } => newtype(model, ty, shape),
     }
 }
@@ -62,6 +63,48 @@ fn unit_enum(model: &PropertyModel, variants: &[(syn::Ident, String)]) -> TokenS
 
             fn from_key_text(text: &str) -> #p::Result<Self> {
                 __tables_parse(text)
+            }
+        }
+    }
+}
+
+fn int_enum(model: &PropertyModel, variants: &[(syn::Ident, i32)]) -> TokenStream {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let ident = &model.ident;
+    let name = lit(&ident.to_string());
+    let idents: Vec<&syn::Ident> = variants.iter().map(|(id, _)| id).collect();
+    let numbers: Vec<proc_macro2::Literal> = variants
+        .iter()
+        .map(|(_, n)| proc_macro2::Literal::i32_unsuffixed(*n))
+        .collect();
+    let allowed: Vec<syn::LitStr> = variants
+        .iter()
+        .map(|(id, n)| lit(&format!("{n} ({id})")))
+        .collect();
+    quote! {
+        #[automatically_derived]
+        impl #p::Property for #ident {
+            type Scalar = #ident;
+            const EDM_TYPE: #p::EdmType = #p::EdmType::Int32;
+
+            fn to_value(&self) -> #p::Result<::core::option::Option<#p::Value>> {
+                let number: i32 = match self {
+                    #(#ident::#idents => #numbers,)*
+                };
+                ::core::result::Result::Ok(::core::option::Option::Some(#p::Value::Int32(number)))
+            }
+
+            fn from_value(value: ::core::option::Option<#p::Value>) -> #p::Result<Self> {
+                let number = <i32 as #p::Property>::from_value(value)?;
+                match number {
+                    #(#numbers => ::core::result::Result::Ok(#ident::#idents),)*
+                    _ => ::core::result::Result::Err(#p::unknown_variant(
+                        &::std::string::ToString::to_string(&number),
+                        #name,
+                        &[#(#allowed),*],
+                    )),
+                }
             }
         }
     }

@@ -7,7 +7,7 @@ use syn::spanned::Spanned as _;
 
 use super::names::{field_name, ident, lit};
 use super::{is_stored, Ctx};
-use crate::model::{Codec, IndexKind};
+use crate::model::{Codec, IndexKind, TagModel, TagValueModel};
 
 /// The name of the static array of the entity's `IndexSchema`s.
 pub(crate) fn indexes_static() -> syn::Ident {
@@ -29,7 +29,7 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
         let stored_as = match field.codec {
             Codec::Json => quote!(Json),
             Codec::With(_) => quote!(Custom),
-            Codec::Plain | Codec::Skip => quote!(Plain),
+            Codec::Plain | Codec::Skip | Codec::Others => quote!(Plain),
         };
         quote! {
             #p::PropertySchema {
@@ -83,16 +83,50 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
     let row_key = lit(&model.row_key.source);
     let indexes_static = indexes_static();
     let schema_static = schema_static();
+    let tag = tag(cx);
+    let others = model
+        .fields
+        .iter()
+        .any(|f| matches!(f.codec, Codec::Others));
     quote! {
         static #indexes_static: [#p::IndexSchema; #count] = [#(#indexes),*];
         static #schema_static: #p::EntitySchema = #p::EntitySchema {
             kind: #kind,
             version: #version,
+            tag: #tag,
             partition_key: #partition_key,
             row_key: #row_key,
             properties: &[#(#properties),*],
             indexes: &#indexes_static,
+            other_properties: #others,
         };
+    }
+}
+
+/// The type's `Tag`, as a constant expression.
+pub(crate) fn tag(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.private;
+    match &cx.model.tag {
+        TagModel::Kind => quote!(#p::Tag::Kind),
+        TagModel::Property { name, value, .. } => {
+            let name = lit(name);
+            let value = match value {
+                TagValueModel::Text(text) => {
+                    let text = lit(text);
+                    quote!(#p::TagValue::Text(#text))
+                }
+                TagValueModel::Int(n) => {
+                    let n = Literal::i32_unsuffixed(*n);
+                    quote!(#p::TagValue::Int(#n))
+                }
+            };
+            quote!(#p::Tag::Property { name: #name, value: #value })
+        }
+        TagModel::RowKeyPrefix(prefix) => {
+            let prefix = lit(prefix);
+            quote!(#p::Tag::RowKeyPrefix(#prefix))
+        }
+        TagModel::Untagged => quote!(#p::Tag::Untagged),
     }
 }
 

@@ -31,10 +31,12 @@ pub(crate) fn entity(
                     static __TABLES_SCHEMA: #p::EntitySchema = #p::EntitySchema {
                         kind: "",
                         version: 0,
+                        tag: #p::Tag::Kind,
                         partition_key: "",
                         row_key: "",
                         properties: &[],
                         indexes: &[],
+                        other_properties: false,
                     };
                     &__TABLES_SCHEMA
                 }

@@ -42,7 +42,7 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
             ::core::result::Result::Err(#p::unknown_kind(
                 &entity,
                 #name,
-                <Self as #p::EntityUnion>::KINDS,
+                &[#(<#types as #p::Entity>::schema()),*],
             ))
         },
     };
@@ -91,13 +91,14 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
             }
 
             fn from_entity(entity: #p::DynamicEntity) -> #p::Result<Self> {
-                if let ::core::option::Option::Some(__kind) = #p::union_kind(&entity)? {
-                    #(
-                        if __kind == <#types as #p::Entity>::KIND {
-                            return <#types as #p::Entity>::from_entity(entity).map(#ident::#variants);
-                        }
-                    )*
-                }
+                // Index rows and the client's own rows are never a variant.
+                #p::check_not_client_row(&entity)?;
+                // The first variant whose tag the row carries.
+                #(
+                    if <#types as #p::Entity>::schema().is_tagged(&entity) {
+                        return <#types as #p::Entity>::from_entity(entity).map(#ident::#variants);
+                    }
+                )*
                 #fallback
             }
 

@@ -121,6 +121,10 @@ fn stored_field(slot: &Slot<'_>) -> Option<String> {
             "`{name}` has a custom codec (`with`), which has no key form; remove `with` to key on the field's \
              own type, or remove the placeholder"
         ),
+        Codec::Others => format!(
+            "`{name}` holds the other properties (`other_properties`), which have no key form; remove \
+             the placeholder"
+        ),
     };
     Some(format!("{}: {why}", slot.at()))
 }

@@ -7,7 +7,7 @@ use quote::ToTokens;
 use crate::attr::shape::unwrap_option;
 use crate::attr::template::{is_identifier, UnrawString};
 use crate::error::Errors;
-use crate::model::{Codec, EntityModel, Field, KeyForm, Segment, Template, TypeShape};
+use crate::model::{Codec, EntityModel, Field, KeyForm, Segment, TagModel, Template, TypeShape};
 
 /// Property names a field can't be stored under: the service's system properties
 /// and the ones the typed layer writes itself.
@@ -215,12 +215,34 @@ fn stored(model: &EntityModel) -> impl Iterator<Item = &Field> {
     model
         .fields
         .iter()
-        .filter(|f| !matches!(f.codec, Codec::Skip) && f.primary_key_use.is_none())
+        .filter(|f| !matches!(f.codec, Codec::Skip | Codec::Others) && f.primary_key_use.is_none())
 }
 
-/// Rule 16: stored property names are valid, not reserved, and distinct.
+/// Rule 16: stored property names are valid, not reserved, and distinct (the tag's
+/// property too).
 pub(crate) fn property_names(model: &EntityModel, errors: &mut Errors) {
     let fields: Vec<&Field> = stored(model).collect();
+    if let TagModel::Property { name, span, .. } = &model.tag {
+        if !is_identifier(name) || RESERVED_PROPERTIES.contains(&name.as_str()) {
+            errors.push(
+                *span,
+                format!(
+                    "{name:?} can't be the tag's property: it must be a valid property name that is \
+                     not reserved ({}), e.g. \"Type\"",
+                    RESERVED_PROPERTIES.join(", ")
+                ),
+            );
+        } else if let Some(field) = fields.iter().find(|f| f.property == *name) {
+            errors.push(
+                *span,
+                format!(
+                    "field `{}` is stored as `{name}`, the tag's property: the tag writes that \
+                     property itself, so remove the field (or store it under another name)",
+                    field.ident
+                ),
+            );
+        }
+    }
     for (i, field) in fields.iter().enumerate() {
         let name = &field.property;
         let fix = "choose another with #[entity(rename = \"..\")]";
