@@ -14,11 +14,10 @@ use tables_client::{PrefixedEngine, TableServiceClient};
 pub const URL_VAR: &str = "TABLES_TEST_AZURITE_URL";
 
 /// The development account every emulator knows.
-pub const DEV_ACCOUNT: &str = "devstoreaccount1";
+pub const DEV_ACCOUNT: &str = tables_client::remote::DEVELOPMENT_ACCOUNT;
 
 /// The development account's well-known key (public; not a secret).
-pub const DEV_KEY: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+pub const DEV_KEY: &str = tables_client::remote::DEVELOPMENT_ACCOUNT_KEY;
 
 /// Whether this run is CI's (`CI=true`, `1` or `yes`): Azurite is then required.
 pub fn under_ci() -> bool {

@@ -284,6 +284,29 @@ async fn sas_permissions_and_expiry_are_enforced_by_the_service() {
     owner.delete_table(&table).await.unwrap();
 }
 
+/// `UseDevelopmentStorage=true` with a proxy URI reaches an Azurite on any port.
+#[tokio::test]
+async fn development_storage_reaches_azurite_on_its_port() {
+    let Some(url) = url_or_skip("remote_azurite::development_storage_reaches_azurite_on_its_port")
+    else {
+        return;
+    };
+    let parsed = reqwest::Url::parse(&url).unwrap();
+    let proxy = format!(
+        "http://{}:{}",
+        parsed.host_str().unwrap(),
+        parsed.port().unwrap()
+    );
+    let service = TableServiceClient::from_connection_string(&format!(
+        "UseDevelopmentStorage=true;DevelopmentStorageProxyUri={proxy}"
+    ))
+    .unwrap();
+    let table = unique("Proxy");
+    service.create_table(&table).await.unwrap();
+    assert!(service.list_tables().await.unwrap().contains(&table));
+    service.delete_table(&table).await.unwrap();
+}
+
 #[tokio::test]
 async fn connection_strings_reach_the_account() {
     let Some(url) = url_or_skip("remote_azurite::connection_strings_reach_the_account") else {

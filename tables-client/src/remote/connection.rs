@@ -8,14 +8,20 @@ use tables_core::{Error, ErrorKind, Result};
 
 use super::credential::{AccountKey, Credential, SasToken};
 
-/// The development storage account (Azurite and the legacy emulator).
-pub(crate) const DEV_ACCOUNT: &str = "devstoreaccount1";
-/// The development storage account's well-known key (public, documented by Microsoft).
-pub(crate) const DEV_ACCOUNT_KEY: &str =
+/// The development storage account (Azurite and the storage emulator):
+/// `UseDevelopmentStorage=true` signs in as it.
+pub const DEVELOPMENT_ACCOUNT: &str = "devstoreaccount1";
+/// The development storage account's well-known key: public (the emulator's
+/// documentation prints it), so it is no secret; use it to reach an emulator on any
+/// port, e.g. `AccountName=devstoreaccount1;AccountKey=<this>;TableEndpoint=
+/// http://127.0.0.1:10902/devstoreaccount1`.
+pub const DEVELOPMENT_ACCOUNT_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+pub(crate) use DEVELOPMENT_ACCOUNT as DEV_ACCOUNT;
+pub(crate) use DEVELOPMENT_ACCOUNT_KEY as DEV_ACCOUNT_KEY;
 /// The development storage table endpoint.
 const DEV_TABLE_ENDPOINT: &str = "http://127.0.0.1:10002/devstoreaccount1";
-/// The development storage table port, also behind a proxy URI.
+/// The development storage table port, also behind a proxy URI that names none.
 const DEV_TABLE_PORT: u16 = 10002;
 
 const FORMS: &str = "expected UseDevelopmentStorage=true, or AccountName=..;AccountKey=.. \
@@ -70,8 +76,9 @@ fn invalid(what: impl std::fmt::Display) -> Error {
 ///
 /// - `UseDevelopmentStorage=true`: the emulator's account `devstoreaccount1` at
 ///   `http://127.0.0.1:10002/devstoreaccount1` with its well-known key, or at
-///   `{scheme}://{host}:10002/devstoreaccount1` with
-///   `DevelopmentStorageProxyUri={scheme}://{host}`.
+///   `{scheme}://{host}:{port}/devstoreaccount1` with
+///   `DevelopmentStorageProxyUri={scheme}://{host}[:{port}]` (port 10002 when the URI
+///   names none).
 /// - `AccountName=..;AccountKey=..`, with `DefaultEndpointsProtocol` (default `https`)
 ///   and `EndpointSuffix` (default `core.windows.net`) making
 ///   `{protocol}://{account}.table.{suffix}`, or with `TableEndpoint=..` instead
@@ -262,7 +269,16 @@ impl ConnectionString {
                     invalid("DevelopmentStorageProxyUri is not an http or https URL")
                 })?;
                 let host = url.host_str().unwrap_or_default();
-                format!("{}://{host}:{DEV_TABLE_PORT}/{DEV_ACCOUNT}", url.scheme())
+                if !matches!(url.path(), "" | "/") {
+                    return Err(invalid(format_args!(
+                        "DevelopmentStorageProxyUri names a host and port, not a path ({}); for an \
+                         emulator account URL write AccountName={DEV_ACCOUNT};AccountKey=<the \
+                         development key>;TableEndpoint={proxy}",
+                        url.path()
+                    )));
+                }
+                let port = url.port().unwrap_or(DEV_TABLE_PORT);
+                format!("{}://{host}:{port}/{DEV_ACCOUNT}", url.scheme())
             }
         };
         let key = AccountKey::new(DEV_ACCOUNT, DEV_ACCOUNT_KEY)?;
@@ -407,9 +423,23 @@ mod tests {
             assert!(c.is_development_storage());
             assert_eq!(shared_key_account(&c), "devstoreaccount1");
         }
+        // The proxy's port is honoured (an Azurite on another port); without one, the
+        // emulator's table port.
         let c = parse("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://myproxy:8080/");
-        assert_eq!(c.endpoint(), "http://myproxy:10002/devstoreaccount1");
+        assert_eq!(c.endpoint(), "http://myproxy:8080/devstoreaccount1");
         assert!(c.is_development_storage());
+        let c = parse("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://127.0.0.1");
+        assert_eq!(c.endpoint(), "http://127.0.0.1:10002/devstoreaccount1");
+        let err = ConnectionString::parse(
+            "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://127.0.0.1:10902/devstoreaccount1",
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(
+            err.message()
+                .contains("TableEndpoint=http://127.0.0.1:10902/devstoreaccount1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ mod sas;
 mod sign;
 mod transport;
 
-pub use connection::ConnectionString;
+pub use connection::{ConnectionString, DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY};
 pub use credential::{AccessToken, AccountKey, Credential, SasToken, TokenCredential};
 pub use engine::{RemoteEngine, RemoteEngineBuilder};
 pub use retry::RetryPolicy;
