@@ -4,7 +4,9 @@
 #   scripts/test.sh
 #
 # Steps: rustfmt check, clippy (-D warnings), install the pinned Azurite from npm
-# (tools/azurite/package-lock.json), start it on a free 127.0.0.1 port, run every
+# (tools/azurite/package-lock.json) and the pinned Azure Tables JS SDK
+# (tools/js-sdk/package-lock.json, for the interop test), start Azurite on a free
+# 127.0.0.1 port, run every
 # test target and the doc tests with TABLES_TEST_AZURITE_URL pointing at it (the
 # conformance suite, the typed tests and the remote engine's tests run against it),
 # run every example on the in-memory engine and again on Azurite, stop Azurite (always, also on Ctrl-C), print a summary.
@@ -27,6 +29,7 @@ cd "$ROOT" || exit 1
 
 AZURITE_DIR="$ROOT/tools/azurite"
 AZURITE_BIN="$AZURITE_DIR/node_modules/.bin/azurite-table"
+JS_SDK_DIR="$ROOT/tools/js-sdk"
 AZURITE_ACCOUNT="devstoreaccount1"
 # The emulator's well-known development key (public, the same in every emulator).
 AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -161,30 +164,41 @@ s.close()' && return 0
     return 1
 }
 
-lock_digest() {
-    cat "$AZURITE_DIR/package.json" "$AZURITE_DIR/package-lock.json" | sha256sum | cut -d' ' -f1
+lock_digest() { # lock_digest <dir>
+    cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -d' ' -f1
 }
 
-# npm ci from the lockfile, unless node_modules already holds exactly that install.
-install_azurite() {
+# npm_ci_pinned <dir> <file it must install>: npm ci from <dir>'s lockfile, unless
+# its node_modules already holds exactly that install.
+npm_ci_pinned() {
+    local dir="$1" installed="$2"
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-        echo "node and npm are needed to install Azurite (node 18 or later)" >&2
+        echo "node and npm are needed to install ${dir#"$ROOT"/} (node 18 or later)" >&2
         return 1
     fi
     echo "node $(node --version), npm $(npm --version)"
-    local stamp="$AZURITE_DIR/node_modules/.tables-lock-digest"
-    if [ -x "$AZURITE_BIN" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(lock_digest)" ]; then
-        echo "tools/azurite/node_modules already matches package-lock.json; not reinstalling"
+    local stamp="$dir/node_modules/.tables-lock-digest"
+    if [ -e "$installed" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(lock_digest "$dir")" ]; then
+        echo "${dir#"$ROOT"/}/node_modules already matches package-lock.json; not reinstalling"
         return 0
     fi
     # A throw-away npm cache: nothing is cached outside the repository.
-    (cd "$AZURITE_DIR" && npm ci --no-audit --no-fund --cache "$WORK_DIR/npm-cache") || return 1
+    (cd "$dir" && npm ci --no-audit --no-fund --cache "$WORK_DIR/npm-cache") || return 1
     rm -rf "$WORK_DIR/npm-cache"
-    [ -x "$AZURITE_BIN" ] || {
-        echo "npm ci succeeded but $AZURITE_BIN is missing" >&2
+    [ -e "$installed" ] || {
+        echo "npm ci succeeded but $installed is missing" >&2
         return 1
     }
-    lock_digest >"$stamp"
+    lock_digest "$dir" >"$stamp"
+}
+
+install_azurite() {
+    npm_ci_pinned "$AZURITE_DIR" "$AZURITE_BIN"
+}
+
+# The official JS SDK, for the interop test (js_sdk_interop).
+install_js_sdk() {
+    npm_ci_pinned "$JS_SDK_DIR" "$JS_SDK_DIR/node_modules/@azure/data-tables/package.json"
 }
 
 # Starts azurite-table on a free port; sets AZURITE_PID and AZURITE_PORT.
@@ -327,6 +341,7 @@ else
     azurite_trouble "install Azurite" "$((SECONDS - start))" "Azurite could not be installed from npm"
 fi
 
+step "install the JS SDK" install_js_sdk
 step "cargo test (all targets)" limited "$TEST_TIMEOUT" cargo test --workspace --all-targets
 step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --doc
 
