@@ -119,7 +119,7 @@ async fn state(service: &TableServiceClient, id: u32) -> BoxResult<(bool, bool, 
     let departures: Table<Departure> = service.table(CURRENT);
     let departed = departures.get(Departure::key("Sales", id)?).await?;
     let archived = departures
-        .get_by_index("archive", Departure::archive_key("Sales", id)?)
+        .get_by_index(Departure::archive_key("Sales", id)?)
         .await?;
     let intents = pending_intents(&raw_rows(service, CURRENT).await?);
     Ok((
@@ -332,7 +332,7 @@ async fn archive_employee(example: Example) -> BoxResult<()> {
         "four archived records, no duplicate",
     )?;
     let archived_457 = departures
-        .get_by_index("archive", Departure::archive_key("Sales", 457)?)
+        .get_by_index(Departure::archive_key("Sales", 457)?)
         .await?
         .ok_or("457 is not archived")?;
     ensure(

@@ -141,11 +141,11 @@ async fn employee_directory(example: Example) -> BoxResult<()> {
     // 3. Lookups by email. Within a department: the same-partition full copy.
     let email = ann.value.email.clone();
     let in_sales = employees
-        .get_by_index("email", Employee::email_key("Sales", &email)?)
+        .get_by_index(Employee::email_key("Sales", &email)?)
         .await?
         .ok_or("the email copy is missing")?;
     println!(
-        "\n3. get_by_index(\"email\", {}) -> employee {} (decoded from the full copy)",
+        "\n3. get_by_index(Employee::email_key(..)) at {} -> employee {} (decoded from the full copy)",
         Employee::email_key("Sales", &email)?,
         in_sales.value.employee_id
     );
@@ -156,11 +156,11 @@ async fn employee_directory(example: Example) -> BoxResult<()> {
     // Anywhere: the partial copy in the email's own partition; the lookup follows it
     // to the primary, so every field is there although the copy holds only names.
     let anywhere = employees
-        .get_by_index("by_email", Employee::by_email_key(&email)?)
+        .get_by_index(Employee::by_email_key(&email)?)
         .await?
         .ok_or("the by_email copy is missing")?;
     println!(
-        "   get_by_index(\"by_email\", {}) -> employee {} of {}, age {} (followed to the primary)",
+        "   get_by_index(Employee::by_email_key(..)) at {} -> employee {} of {}, age {} (followed to the primary)",
         Employee::by_email_key(&email)?,
         anywhere.value.employee_id,
         anywhere.value.department,
@@ -171,7 +171,7 @@ async fn employee_directory(example: Example) -> BoxResult<()> {
         "the partial copy leads to the employee",
     )?;
     let nobody = employees
-        .get_by_index("by_email", Employee::by_email_key("nobody@contoso.com")?)
+        .get_by_index(Employee::by_email_key("nobody@contoso.com")?)
         .await?;
     ensure(nobody.is_none(), "an unknown email finds nobody")?;
 
@@ -211,13 +211,13 @@ async fn employee_directory(example: Example) -> BoxResult<()> {
         .replace(&renamed, IfMatch::Etag(ann.etag.clone()))
         .await?;
     let old_in_sales = employees
-        .get_by_index("email", Employee::email_key("Sales", &email)?)
+        .get_by_index(Employee::email_key("Sales", &email)?)
         .await?;
     let old_anywhere = employees
-        .get_by_index("by_email", Employee::by_email_key(&email)?)
+        .get_by_index(Employee::by_email_key(&email)?)
         .await?;
     let new_anywhere = employees
-        .get_by_index("by_email", Employee::by_email_key(&renamed.email)?)
+        .get_by_index(Employee::by_email_key(&renamed.email)?)
         .await?;
     println!(
         "\n5. Replaced employee 223's email (If-Match its ETag): old email found: {}, new email found: {}",

@@ -42,7 +42,7 @@ fn sales(employee_id: u32, first: &str, last: &str) -> Employee {
 /// The ids of the employees of Sales named `last`, through the index entity.
 async fn named(employees: &Table<Employee>, last: &str) -> BoxResult<Vec<u32>> {
     let found = employees
-        .get_all_by_index("last_name", Employee::last_name_key("Sales", last)?)
+        .get_all_by_index(Employee::last_name_key("Sales", last)?)
         .await?;
     let mut ids: Vec<u32> = found.into_iter().map(|v| v.value.employee_id).collect();
     ids.sort_unstable();

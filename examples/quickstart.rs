@@ -105,7 +105,7 @@ async fn quickstart(example: Example) -> BoxResult<()> {
 
     // 3. A lookup by a secondary index: the copy under email_ana@contoso.com.
     let by_email = employees
-        .get_by_index("email", Employee::email_key("Sales", "ana@contoso.com")?)
+        .get_by_index(Employee::email_key("Sales", "ana@contoso.com")?)
         .await?
         .ok_or("the email index finds nobody")?;
     println!(
@@ -273,7 +273,7 @@ async fn quickstart(example: Example) -> BoxResult<()> {
             )?;
             // The email index moved with the field.
             let old = employees
-                .get_by_index("email", Employee::email_key("Sales", "ana@contoso.com")?)
+                .get_by_index(Employee::email_key("Sales", "ana@contoso.com")?)
                 .await?;
             ensure(old.is_none(), "the old email's index copy is gone")?;
             println!(

@@ -26,10 +26,12 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use tables_client::mem::MemEngine;
+use tables_client::model::CopyIndex;
 use tables_client::{
-    DateTime, DynamicEntity, Engine, Entity, EntityKey, Table, TableServiceClient, WriteOp,
+    DateTime, DynamicEntity, Engine, Entity, IndexKey, Key, Table, TableServiceClient, WriteOp,
 };
 
 #[derive(Entity, Debug, Clone, PartialEq)]
@@ -172,7 +174,7 @@ fn bench_get(c: &mut Criterion) {
     let engine = MemEngine::new();
     let service = TableServiceClient::new(engine.clone());
     let table: Table<Employee> = service.table("Employees");
-    let keys: Vec<EntityKey> = rt.block_on(async {
+    let keys: Vec<Key<Employee>> = rt.block_on(async {
         table.create().await.expect("the table is created");
         let mut keys = Vec::new();
         for id in 0..STORED {
@@ -255,33 +257,53 @@ fn bench_indexed(c: &mut Criterion) {
         }
         table
     });
-    let email_keys: Vec<EntityKey> = (0..STORED)
+    let email_keys: Vec<_> = (0..STORED)
         .map(|i| IndexedEmployee::email_key("Sales", &format!("e{i}@contoso.com")))
         .collect::<Result<_, _>>()
         .expect("the keys build");
-    let badge_keys: Vec<EntityKey> = (0..STORED)
+    let badge_keys: Vec<_> = (0..STORED)
         .map(|i| IndexedEmployee::by_badge_key(&format!("B{i:06}")))
         .collect::<Result<_, _>>()
         .expect("the keys build");
-    for (name, index, keys) in [
-        ("get_by_index_same_partition", "email", &email_keys),
-        ("get_by_index_other_partition", "by_badge", &badge_keys),
-    ] {
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let start = Instant::now();
-                    for i in 0..iters {
-                        let key = keys[(i as usize * 7919) % keys.len()].clone();
-                        let found = table.get_by_index(index, key).await;
-                        black_box(found.expect("the read succeeds").expect("found"));
-                    }
-                    start.elapsed()
-                })
-            })
-        });
-    }
+    bench_lookup(
+        &mut group,
+        &rt,
+        &table,
+        "get_by_index_same_partition",
+        &email_keys,
+    );
+    bench_lookup(
+        &mut group,
+        &rt,
+        &table,
+        "get_by_index_other_partition",
+        &badge_keys,
+    );
     group.finish();
+}
+
+fn bench_lookup<const I: usize>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    rt: &tokio::runtime::Runtime,
+    table: &Table<IndexedEmployee>,
+    name: &str,
+    keys: &[IndexKey<IndexedEmployee, I>],
+) where
+    IndexedEmployee: CopyIndex<I>,
+{
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let start = Instant::now();
+                for i in 0..iters {
+                    let key = keys[(i as usize * 7919) % keys.len()].clone();
+                    let found = table.get_by_index(key).await;
+                    black_box(found.expect("the read succeeds").expect("found"));
+                }
+                start.elapsed()
+            })
+        })
+    });
 }
 
 fn config() -> Criterion {

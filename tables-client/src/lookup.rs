@@ -2,8 +2,9 @@
 //! [`Table::get_all_by_index`] through an index entity. Both return entities as
 //! stored, checked against the index row that led to them.
 
-use futures::future::try_join_all;
+use futures::future::{try_join_all, BoxFuture};
 use tables_core::model::{row_role, IndexKind, IndexSchema, RowRole};
+use tables_core::model::{CopyIndexKeyOf, ListIndexKeyOf};
 use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, Result, Row};
 
 use crate::table::{Table, Versioned};
@@ -11,8 +12,10 @@ use crate::upkeep::{member_key, members_of, owner_of};
 use crate::write::versioned;
 
 impl<T: Row> Table<T> {
-    /// Finds the entity whose index `index` (an `index(..)` or `unique_index(..)` of
-    /// `T`) has the row `key` (build it with the generated `T::<index>_key(..)`).
+    /// Finds the entity whose copy index (an `index(..)` or `unique_index(..)`) has
+    /// the row `key`, built with the generated `T::<index>_key(..)`: the key says
+    /// which index it belongs to, so a key of another type, or of an index entity,
+    /// does not compile.
     ///
     /// It reads the index row, then the entity it names, and returns the entity
     /// only if the entity still implies that very row: a row left over by a change
@@ -37,7 +40,7 @@ impl<T: Row> Table<T> {
     /// let ann = Employee { department: "Sales".into(), id: 7, email: "ann@x.com".into(), age: 40 };
     /// employees.insert(&ann).await?;
     ///
-    /// let found = employees.get_by_index("email", Employee::email_key("Sales", "ann@x.com")?).await?;
+    /// let found = employees.get_by_index(Employee::email_key("Sales", "ann@x.com")?).await?;
     /// let found = found.expect("indexed");
     /// // The entity's own version: a conditional write with it goes through.
     /// let older = Employee { age: 41, ..found.value.clone() };
@@ -48,10 +51,19 @@ impl<T: Row> Table<T> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidInput`] if `T` has no copy index named `index`;
     /// [`ErrorKind::Decode`] for a row that can't be read as `T`; the engine's
     /// errors.
-    pub async fn get_by_index(&self, index: &str, key: EntityKey) -> Result<Option<Versioned<T>>> {
+    pub fn get_by_index(
+        &self,
+        key: impl CopyIndexKeyOf<T>,
+    ) -> BoxFuture<'_, Result<Option<Versioned<T>>>> {
+        // Boxed so the key's type isn't part of the future's: a key of the wrong
+        // type or index is then one compile error, not three.
+        let (index, key) = key.into_parts();
+        Box::pin(self.get_by_copy_index(index, key))
+    }
+
+    async fn get_by_copy_index(&self, index: &str, key: EntityKey) -> Result<Option<Versioned<T>>> {
         let schemas = indexes_named::<T>(index, IndexKind::Copy)?;
         for table in tables_of(&schemas, self.name()) {
             let Some(copy) = self.engine().get_entity(table, &key, None).await? else {
@@ -84,16 +96,27 @@ impl<T: Row> Table<T> {
         Ok(None)
     }
 
-    /// Every entity the index entity `index` (an `index_entity(..)` of `T`) lists
-    /// under `key` (build it with the generated `T::<index>_key(..)`), in the order
-    /// of the list. Each member is read from its primary row (concurrently);
-    /// members deleted or moved since the list was written are left out.
+    /// Every entity the index entity (an `index_entity(..)`) lists under `key`,
+    /// built with the generated `T::<index>_key(..)`, in the order of the list. Each
+    /// member is read from its primary row (concurrently); members deleted or moved
+    /// since the list was written are left out.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidInput`] if `T` has no index entity named `index`;
     /// [`ErrorKind::Decode`] for a row that can't be read; the engine's errors.
-    pub async fn get_all_by_index(&self, index: &str, key: EntityKey) -> Result<Vec<Versioned<T>>> {
+    pub fn get_all_by_index(
+        &self,
+        key: impl ListIndexKeyOf<T>,
+    ) -> BoxFuture<'_, Result<Vec<Versioned<T>>>> {
+        let (index, key) = key.into_parts();
+        Box::pin(self.get_all_by_index_entity(index, key))
+    }
+
+    async fn get_all_by_index_entity(
+        &self,
+        index: &str,
+        key: EntityKey,
+    ) -> Result<Vec<Versioned<T>>> {
         let schemas = indexes_named::<T>(index, IndexKind::List)?;
         for table in tables_of(&schemas, self.name()) {
             let Some(row) = self.engine().get_entity(table, &key, None).await? else {

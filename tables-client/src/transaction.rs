@@ -3,7 +3,7 @@
 
 use tables_core::key::validate_table_name;
 use tables_core::{
-    validate_batch, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOp, WriteOutcome,
+    validate_batch, Error, ErrorKind, IfMatch, Key, Result, Row, WriteOp, WriteOutcome,
     MAX_BATCH_OPERATIONS,
 };
 
@@ -110,8 +110,8 @@ impl Transaction {
 
     /// Adds a delete of the `T` at `key`, if it matches `if_match`, with its index
     /// rows.
-    pub fn delete<T: Row>(self, key: EntityKey, if_match: IfMatch) -> Transaction {
-        self.push(Item::delete::<T>(key, if_match))
+    pub fn delete<T: Row>(self, key: Key<T>, if_match: IfMatch) -> Transaction {
+        self.push(Item::delete::<T>(key.into_entity_key(), if_match))
     }
 
     /// How many items were added.

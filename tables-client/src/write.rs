@@ -5,8 +5,10 @@
 //! transaction as the primary; those elsewhere follow through an intent, applied
 //! right after the commit (and by [`Table::reconcile`] after a crash).
 
-use std::borrow::Borrow;
-use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, Row, WriteOutcome};
+use futures::future::BoxFuture;
+use tables_core::{
+    DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, KeyOf, Result, Row, WriteOutcome,
+};
 
 use crate::table::{Table, Versioned};
 use crate::upkeep::{self, Item, Mode};
@@ -46,7 +48,7 @@ impl<T: Row> Table<T> {
     /// employees.insert(&ann).await?;
     /// let err = employees.insert(&ann).await.unwrap_err();
     /// assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
-    /// let found = employees.get_by_index("email", Employee::email_key("Sales", "ann@x.com")?).await?;
+    /// let found = employees.get_by_index(Employee::email_key("Sales", "ann@x.com")?).await?;
     /// assert_eq!(found.map(|v| v.value), Some(ann));
     /// # Ok::<(), tables_client::Error>(())
     /// # }).unwrap();
@@ -110,14 +112,21 @@ impl<T: Row> Table<T> {
         self.write_one(Item::write(Mode::UpsertMerge, value)?).await
     }
 
-    /// Deletes the entity at `key` if it matches `if_match`, with its index copies
-    /// and its memberships in index entities.
+    /// Deletes the entity at `key` (a [`tables_core::Key`] of a type the table holds,
+    /// or a reference to one) if it matches `if_match`, with its index copies and its
+    /// memberships in index entities.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::EntityNotFound`] if absent; [`ErrorKind::PreconditionFailed`] if
     /// the ETag differs; the engine's errors.
-    pub async fn delete(&self, key: EntityKey, if_match: IfMatch) -> Result<()> {
+    pub fn delete(&self, key: impl KeyOf<T>, if_match: IfMatch) -> BoxFuture<'_, Result<()>> {
+        // Boxed so the key's type isn't part of the future's: a key of the wrong
+        // type is then one compile error, not three.
+        Box::pin(self.delete_entity_key(key.into_entity_key(), if_match))
+    }
+
+    async fn delete_entity_key(&self, key: EntityKey, if_match: IfMatch) -> Result<()> {
         self.write_one(Item::delete::<T>(key, if_match)?)
             .await
             .map(drop)
@@ -132,8 +141,12 @@ impl<T: Row> Table<T> {
     /// not an error. An absent entity met after a doubtful attempt (a lost answer) is
     /// one: the entity is gone, but whether this call deleted it can't be told, so
     /// the error says the delete may have applied ([`Error::may_have_applied`]).
-    pub async fn delete_if_exists(&self, key: EntityKey) -> Result<bool> {
-        match self.delete(key, IfMatch::Any).await {
+    pub fn delete_if_exists(&self, key: impl KeyOf<T>) -> BoxFuture<'_, Result<bool>> {
+        Box::pin(self.delete_entity_key_if_exists(key.into_entity_key()))
+    }
+
+    async fn delete_entity_key_if_exists(&self, key: EntityKey) -> Result<bool> {
+        match self.delete_entity_key(key, IfMatch::Any).await {
             Ok(()) => Ok(true),
             Err(err) if err.kind() == ErrorKind::EntityNotFound && !err.may_have_applied() => {
                 Ok(false)
@@ -142,16 +155,23 @@ impl<T: Row> Table<T> {
         }
     }
 
-    /// Reads the entity at `key` (an `EntityKey` or a reference to one) with its
-    /// ETag and timestamp; `None` if absent.
+    /// Reads the entity at `key` (a [`tables_core::Key`] of a type the table holds, or
+    /// a reference to one: `T::key(..)`, `value.entity_key()?`) with its ETag and
+    /// timestamp; `None` if absent. A key of another type does not compile; a key
+    /// from elsewhere becomes one with [`tables_core::Key::from_entity_key`].
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Decode`] if the row is not a `T` (another kind, an index row);
     /// the engine's errors.
-    pub async fn get(&self, key: impl Borrow<EntityKey>) -> Result<Option<Versioned<T>>> {
+    pub fn get(&self, key: impl KeyOf<T>) -> BoxFuture<'_, Result<Option<Versioned<T>>>> {
+        // Boxed so the key's type isn't part of the future's (see `delete`).
+        Box::pin(self.get_entity_key(key.into_entity_key()))
+    }
+
+    async fn get_entity_key(&self, key: EntityKey) -> Result<Option<Versioned<T>>> {
         self.engine()
-            .get_entity(self.name(), key.borrow(), None)
+            .get_entity(self.name(), &key, None)
             .await?
             .map(versioned)
             .transpose()

@@ -26,6 +26,13 @@ impl EntityKey {
     }
 }
 
+// So calls taking `impl AsRef<EntityKey>` take typed keys and plain ones alike.
+impl AsRef<EntityKey> for EntityKey {
+    fn as_ref(&self) -> &EntityKey {
+        self
+    }
+}
+
 impl fmt::Display for EntityKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

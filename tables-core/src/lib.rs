@@ -26,7 +26,9 @@ pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::{Error, ErrorKind, Result, UniqueViolation};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
-pub use model::{Entity, EntityUnion, KeyRange, Property, Row, TypedColumn};
+pub use model::{
+    Contains, Entity, EntityUnion, IndexKey, Key, KeyOf, KeyRange, Property, Row, TypedColumn,
+};
 pub use query::{
     validate_select, ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage,
     MAX_PAGE_SIZE,
@@ -42,9 +44,9 @@ pub mod __private {
     //! What generated code reaches for; not a public API.
     pub use crate::model::__private::*;
     pub use crate::model::{
-        Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKind, IndexSchema, KeyInt,
-        KeyRange, KeyText, KeyTime, OtherProperties, Property, PropertySchema, Row, StoredAs, Tag,
-        TagValue, TypedColumn,
+        Contains, CopyIndex, Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKey,
+        IndexKind, IndexOf, IndexSchema, Key, KeyInt, KeyRange, KeyText, KeyTime, ListIndex,
+        OtherProperties, Property, PropertySchema, Row, StoredAs, Tag, TagValue, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

@@ -174,7 +174,7 @@ async fn ten_thousand_items_chunk_at_100_operations(service: TableServiceClient)
     assert!(report.failed_items().is_empty());
     for i in (0..COUNT).step_by(97).chain([COUNT - 1]) {
         let s = staff(i);
-        assert!(exists(&service, "BulkStaff", &s.entity_key()?).await);
+        assert!(exists(&service, "BulkStaff", s.entity_key()?.as_entity_key()).await);
         let copy = EntityKey::new(s.department.clone(), format!("email_{}", s.email));
         assert!(exists(&service, "BulkStaff", &copy).await);
     }
@@ -257,10 +257,24 @@ async fn a_failing_chunk_leaves_the_others_written(service: TableServiceClient) 
     assert_eq!(report.written_items().len(), COUNT - chunk.items.len());
 
     for &i in &chunk.items {
-        assert!(!exists(&service, "BulkConflict", &staff(i).entity_key()?).await);
+        assert!(
+            !exists(
+                &service,
+                "BulkConflict",
+                staff(i).entity_key()?.as_entity_key()
+            )
+            .await
+        );
     }
     for i in report.written_items() {
-        assert!(exists(&service, "BulkConflict", &staff(i).entity_key()?).await);
+        assert!(
+            exists(
+                &service,
+                "BulkConflict",
+                staff(i).entity_key()?.as_entity_key()
+            )
+            .await
+        );
     }
     // dept2: the squatter (2 rows) and every written item of dept2 (2 rows each).
     let dept2_written = report
@@ -437,7 +451,7 @@ async fn upsert_moves_index_copies(service: TableServiceClient) -> Result<()> {
         assert!(keys.contains(&format!("email_{}", s.email)));
         let row = service
             .engine()
-            .get_entity("BulkMove", &s.entity_key()?, None)
+            .get_entity("BulkMove", s.entity_key()?.as_entity_key(), None)
             .await?
             .unwrap();
         assert_eq!(&Staff::from_entity(row)?, s);

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use support::{on_every_backend, Backend};
 use tables_client::{
-    DateTime, DynamicEntity, Engine, Entity, EntityUnion, ErrorKind, IfMatch, Property, Value,
-    WriteOp,
+    DateTime, DynamicEntity, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key,
+    Property, Value, WriteOp,
 };
 use tables_tests::read::all_rows;
 
@@ -264,7 +264,10 @@ async fn rows_of_another_sdk_read_by_prefix_and_by_column(backend: Backend) {
     // A row of the other type is refused by a point read, saying how it is marked.
     let err = service
         .table::<Department>(TABLE)
-        .get(tables_client::EntityKey::new("Sales", "EMPLOYEE_000100"))
+        .get(Key::from_entity_key(EntityKey::new(
+            "Sales",
+            "EMPLOYEE_000100",
+        )))
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Decode);
@@ -358,7 +361,7 @@ async fn read_modify_write_keeps_every_unknown_column(backend: Backend) {
     let mut dept = fixture
         .service
         .table::<Department>(TABLE)
-        .get(tables_client::EntityKey::new("Sales", "DEPARTMENT"))
+        .get(Department::key("Sales").unwrap())
         .await
         .unwrap()
         .unwrap()

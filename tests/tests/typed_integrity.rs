@@ -19,7 +19,7 @@ use support::{
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
     BulkMode, ClientOptions, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
-    IfMatch, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp, WriteOutcome,
+    IfMatch, Key, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp, WriteOutcome,
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::{Forward, Forwarding};
@@ -96,12 +96,12 @@ async fn a_second_entity_with_a_unique_value_fails_and_writes_nothing(backend: B
         .await
         .unwrap();
     let found = staff
-        .get_by_index("email", Employee::email_key("Sales", &ann.email).unwrap())
+        .get_by_index(Employee::email_key("Sales", &ann.email).unwrap())
         .await
         .unwrap();
     assert_eq!(found.map(|v| v.value), Some(ann.clone()));
     let found = staff
-        .get_by_index("by_badge", Employee::by_badge_key(&ann.badge).unwrap())
+        .get_by_index(Employee::by_badge_key(&ann.badge).unwrap())
         .await
         .unwrap();
     assert_eq!(found.map(|v| v.value), Some(ann));
@@ -140,7 +140,7 @@ async fn sixteen_writers_claiming_one_value_one_wins(backend: Backend) {
     let primaries = check::<Employee>(&fixture.engine, STAFF).await.unwrap();
     assert_eq!(primaries.len(), 1);
     let winner = staff
-        .get_by_index("by_badge", Employee::by_badge_key("shared").unwrap())
+        .get_by_index(Employee::by_badge_key("shared").unwrap())
         .await
         .unwrap()
         .unwrap();
@@ -188,7 +188,7 @@ async fn a_claim_left_by_a_crash_is_released_by_reconcile(backend: Backend) {
     assert!(claim.get("PrimaryIntent").is_some());
     assert!(
         staff
-            .get_by_index("by_badge", Employee::by_badge_key(&bob.badge).unwrap())
+            .get_by_index(Employee::by_badge_key(&bob.badge).unwrap())
             .await
             .unwrap()
             .is_none(),
@@ -336,7 +336,10 @@ async fn writes_through_a_projection_or_an_older_version_are_refused(backend: Ba
     refused(names.insert(&name).await.unwrap_err(), employee_type);
     refused(
         names
-            .delete(ann.entity_key().unwrap(), IfMatch::Any)
+            .delete(
+                Key::from_entity_key(ann.entity_key().unwrap().into()),
+                IfMatch::Any,
+            )
             .await
             .unwrap_err(),
         employee_type,
@@ -865,20 +868,23 @@ async fn get_by_index_returns_the_entitys_own_version(backend: Backend) {
     staff.insert(&ann).await.unwrap();
     let stored = staff.get(ann.entity_key().unwrap()).await.unwrap().unwrap();
     let lookups = [
-        ("email", Employee::email_key("Sales", &ann.email).unwrap()),
-        (
-            "by_email",
-            Employee::by_email_key("Sales", &ann.email).unwrap(),
-        ),
-        ("by_badge", Employee::by_badge_key(&ann.badge).unwrap()),
+        staff
+            .get_by_index(Employee::email_key("Sales", &ann.email).unwrap())
+            .await,
+        staff
+            .get_by_index(Employee::by_email_key("Sales", &ann.email).unwrap())
+            .await,
+        staff
+            .get_by_index(Employee::by_badge_key(&ann.badge).unwrap())
+            .await,
     ];
-    for (index, key) in lookups {
-        let found = staff.get_by_index(index, key).await.unwrap().unwrap();
+    for (index, found) in ["email", "by_email", "by_badge"].into_iter().zip(lookups) {
+        let found = found.unwrap().unwrap();
         assert_eq!(found.etag, stored.etag, "{index}");
         assert_eq!(found.value, ann, "{index}");
     }
     let found = staff
-        .get_by_index("email", Employee::email_key("Sales", &ann.email).unwrap())
+        .get_by_index(Employee::email_key("Sales", &ann.email).unwrap())
         .await
         .unwrap()
         .unwrap();

@@ -175,7 +175,11 @@ async fn drop_older_than(service: TableServiceClient) -> Result<()> {
     assert_eq!(
         service
             .engine()
-            .get_entity(old.name(), &SignIn::key("u0", t(2024, 1, 2, 9, 0))?, None)
+            .get_entity(
+                old.name(),
+                SignIn::key("u0", t(2024, 1, 2, 9, 0))?.as_entity_key(),
+                None
+            )
             .await
             .unwrap_err()
             .kind(),

@@ -56,7 +56,7 @@ async fn partition_query_reads_each_primary_once(service: TableServiceClient) ->
     for item in &versioned {
         let stored = service
             .engine()
-            .get_entity(&table, &item.value.entity_key()?, None)
+            .get_entity(&table, item.value.entity_key()?.as_entity_key(), None)
             .await?
             .unwrap();
         assert_eq!(Some(&item.etag), stored.etag.as_ref());
@@ -570,9 +570,12 @@ async fn unions_decode_each_row_to_its_variant(service: TableServiceClient) -> R
         .await?;
     let keys: Vec<_> = every
         .iter()
-        .map(|v| v.value.entity_key().unwrap())
+        .map(|v| EntityKey::from(v.value.entity_key().unwrap()))
         .collect();
-    let mut want: Vec<_> = all.iter().map(|e| e.entity_key().unwrap()).collect();
+    let mut want: Vec<_> = all
+        .iter()
+        .map(|e| EntityKey::from(e.entity_key().unwrap()))
+        .collect();
     want.push(EntityKey::new("Sales", "department"));
     want.push(EntityKey::new("Sales", "zz_note"));
     want.sort();

@@ -87,7 +87,7 @@ async fn repair_finds_and_fixes_rows_no_intent_records(backend: Backend) {
     raw.write(
         STAFF,
         &WriteOp::Delete {
-            key: lost,
+            key: lost.into(),
             if_match: IfMatch::Any,
         },
     )
@@ -153,17 +153,9 @@ async fn repair_finds_and_fixes_rows_no_intent_records(backend: Backend) {
         "a verification changes nothing"
     );
     let orphan = Employee::by_email_key("Sales", "e1v9@contoso.com").unwrap();
-    assert!(staff
-        .get_by_index("by_email", orphan)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(staff.get_by_index(orphan).await.unwrap().is_none());
     let orphan = Employee::by_badge_key("b1v9").unwrap();
-    assert!(staff
-        .get_by_index("by_badge", orphan)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(staff.get_by_index(orphan).await.unwrap().is_none());
 
     let report = staff.repair_indexes().run().await.unwrap();
     assert_eq!(report.repaired(), report.findings.len(), "{report:#?}");
@@ -192,7 +184,7 @@ async fn repair_builds_an_index_declared_later(backend: Backend) {
     }
     let by_email = Employee::by_email_key("Sales", "e2v2@contoso.com").unwrap();
     assert!(staff
-        .get_by_index("by_email", by_email.clone())
+        .get_by_index(by_email.clone())
         .await
         .unwrap()
         .is_none());
@@ -208,11 +200,7 @@ async fn repair_builds_an_index_declared_later(backend: Backend) {
         .findings
         .iter()
         .all(|f| f.problem == Problem::MissingCopy && f.repaired));
-    assert!(staff
-        .get_by_index("by_email", by_email)
-        .await
-        .unwrap()
-        .is_some());
+    assert!(staff.get_by_index(by_email).await.unwrap().is_some());
     // The other indexes are untouched so far.
     assert!(!staff.verify_indexes().run().await.unwrap().is_clean());
     let report = staff.repair_indexes().run().await.unwrap();
@@ -394,22 +382,10 @@ async fn values_two_entities_claim_are_reported_not_repaired(backend: Backend) {
         && f.entity == Some(EntityKey::new("Sales", "empid_000002"))));
     // Everything else of the twin was built.
     let badge = Employee::by_badge_key(&twin.badge).unwrap();
-    assert!(staff
-        .get_by_index("by_badge", badge)
-        .await
-        .unwrap()
-        .is_some());
+    assert!(staff.get_by_index(badge).await.unwrap().is_some());
     // Ann keeps her copies.
     let email = Employee::email_key("Sales", &ann.email).unwrap();
-    assert_eq!(
-        staff
-            .get_by_index("email", email)
-            .await
-            .unwrap()
-            .unwrap()
-            .value,
-        ann
-    );
+    assert_eq!(staff.get_by_index(email).await.unwrap().unwrap().value, ann);
     fixture.drop_tables().await;
 }
 

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use support::{check, employee, Employee, STAFF};
 use tables_client::remote::{Credential, RemoteEngine, RetryPolicy};
 use tables_client::{
-    ClientRequestId, EntityKey, Error, Finding, IfMatch, PrefixedEngine, Problem, Row, Table,
+    ClientRequestId, EntityKey, Error, Finding, IfMatch, Key, PrefixedEngine, Problem, Row, Table,
     TableServiceClient,
 };
 use tables_tests::azurite;
@@ -58,8 +58,8 @@ fn department(id: u32) -> &'static str {
     ["Sales", "Support", "Legal"][(id % 3) as usize]
 }
 
-fn key_of(id: u32) -> EntityKey {
-    EntityKey::new(department(id), format!("empid_{id:06}"))
+fn key_of(id: u32) -> Key<Employee> {
+    Employee::key(department(id), id).unwrap()
 }
 
 /// The typed operations the writers choose from.
@@ -178,20 +178,17 @@ async fn perform(
         Op::ReplaceAny => done(scope.scope(staff.replace(&value, IfMatch::Any)).await),
         Op::ReplaceOnEtag => done(scope.scope(staff.replace(&value, on_etag())).await),
         Op::MergeAny => done(scope.scope(staff.merge(&value, IfMatch::Any)).await),
-        Op::DeleteAny => done(scope.scope(staff.delete(key, IfMatch::Any)).await),
-        Op::DeleteOnEtag => done(scope.scope(staff.delete(key, on_etag())).await),
-        Op::DeleteIfExists => Some(
-            scope
-                .scope(staff.delete_if_exists(key))
-                .await
-                .map(|deleted| {
-                    if deleted {
-                        Answer::Ok
-                    } else {
-                        Answer::NothingToDelete
-                    }
-                }),
-        ),
+        Op::DeleteAny => done(scope.scope(staff.delete(&key, IfMatch::Any)).await),
+        Op::DeleteOnEtag => done(scope.scope(staff.delete(&key, on_etag())).await),
+        Op::DeleteIfExists => Some(scope.scope(staff.delete_if_exists(&key)).await.map(
+            |deleted| {
+                if deleted {
+                    Answer::Ok
+                } else {
+                    Answer::NothingToDelete
+                }
+            },
+        )),
     }
 }
 
@@ -274,7 +271,7 @@ async fn run(url: &str, rate: f64, seed: u64, ops: u64) {
                     if let Some(result) =
                         perform(&staff, &mut rng, op, id, n as u32, &call_id).await
                     {
-                        let call = Call::new(call_id, op, key_of(id), result);
+                        let call = Call::new(call_id, op, key_of(id).into(), result);
                         calls.lock().unwrap().push(call);
                     }
                 }

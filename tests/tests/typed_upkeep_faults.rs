@@ -29,7 +29,7 @@ use support::{
 };
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
-    DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Result, TableServiceClient,
+    DynamicEntity, Engine, Entity, ErrorKind, IfMatch, Result, TableServiceClient,
 };
 
 /// The primaries as comparable values.
@@ -437,14 +437,11 @@ async fn sixteen_writers(backend: &Backend, delayed: bool) {
     engine.faults().clear();
     let staff = service.table::<Employee>(STAFF);
     let jones = staff
-        .get_all_by_index(
-            "last_name",
-            Employee::last_name_key("Sales", "Jones").unwrap(),
-        )
+        .get_all_by_index(Employee::last_name_key("Sales", "Jones").unwrap())
         .await
         .unwrap();
     let oslo = staff
-        .get_all_by_index("by_city", Employee::by_city_key("Oslo").unwrap())
+        .get_all_by_index(Employee::by_city_key("Oslo").unwrap())
         .await
         .unwrap();
     let ids = |found: &[tables_client::Versioned<Employee>]| -> BTreeSet<u32> {
@@ -489,7 +486,7 @@ async fn writers_racing_reconcile_leave_exact_indexes(backend: Backend) {
                     let _ = staff.upsert(&staff_member(id, version + id)).await;
                 }
                 if [0, 3, 6].contains(&id) {
-                    let key = EntityKey::new(department(id), format!("empid_{id:06}"));
+                    let key = Employee::key(department(id), id).unwrap();
                     let _ = staff.delete_if_exists(key).await;
                 }
             })

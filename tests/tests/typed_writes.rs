@@ -23,7 +23,7 @@ use support::{
 use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::{primary_from_copy, row_role, RowRole};
 use tables_client::{
-    DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Result,
+    DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, Result,
     TableServiceClient, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
@@ -38,7 +38,12 @@ fn members(row: &DynamicEntity) -> Vec<String> {
     serde_json::from_str(row.get("Members").and_then(Value::as_str).unwrap()).unwrap()
 }
 
-async fn raw(engine: &dyn Engine, table: &str, key: &EntityKey) -> Option<DynamicEntity> {
+async fn raw(
+    engine: &dyn Engine,
+    table: &str,
+    key: impl AsRef<EntityKey>,
+) -> Option<DynamicEntity> {
+    let key = key.as_ref();
     get(engine, table, &key.partition_key, &key.row_key)
         .await
         .unwrap()
@@ -58,8 +63,10 @@ async fn insert_and_get_round_trip(service: TableServiceClient) -> Result<()> {
     let err = staff.insert(&ann).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
     assert!(staff.get(Employee::key("Sales", 2)?).await?.is_none());
-    // An index row is not an employee.
-    let copy_key = Employee::email_key("Sales", &ann.email)?;
+    // An index row is not an employee (a key from elsewhere, declared an
+    // employee's: an index key itself does not compile here).
+    let copy_key =
+        Key::<Employee>::from_entity_key(Employee::email_key("Sales", &ann.email)?.into());
     assert_eq!(
         staff.get(copy_key).await.unwrap_err().kind(),
         ErrorKind::Decode
@@ -392,10 +399,10 @@ async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Resu
     let claim = raw(engine, BY_EMAIL, &new_key).await.expect("claimed");
     assert!(claim.get("PrimaryIntent").is_some(), "{claim:?}");
     assert!(raw(engine, BY_EMAIL, &old_key).await.is_some());
-    let found = staff.get_by_index("by_email", new_key.clone()).await?;
+    let found = staff.get_by_index(new_key.clone()).await?;
     assert_eq!(found.map(|v| v.value), Some(again.clone()));
     assert!(
-        staff.get_by_index("by_email", old_key).await?.is_none(),
+        staff.get_by_index(old_key).await?.is_none(),
         "a stale partial copy finds nothing"
     );
     let report = staff.reconcile().await?;
@@ -411,7 +418,7 @@ async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Resu
         finished.get("PrimaryIntent").is_none(),
         "the claim is final: {finished:?}"
     );
-    let found = staff.get_by_index("by_email", new_key).await?.unwrap();
+    let found = staff.get_by_index(new_key).await?.unwrap();
     assert_eq!(found.value, again);
     // The finished intent stays as a tombstone for a while; nothing is left to do.
     let report = staff.reconcile().await?;
@@ -436,31 +443,22 @@ async fn index_entities_list_their_members(service: TableServiceClient) -> Resul
         found.into_iter().map(|v| v.value.employee_id).collect()
     };
     let jones = Employee::last_name_key("Sales", "Jones")?;
-    assert_eq!(
-        ids(staff.get_all_by_index("last_name", jones.clone()).await?),
-        [1, 2, 3]
-    );
+    assert_eq!(ids(staff.get_all_by_index(jones.clone()).await?), [1, 2, 3]);
     let oslo = Employee::by_city_key("Oslo")?;
     assert_eq!(
-        ids(staff.get_all_by_index("by_city", oslo.clone()).await?),
+        ids(staff.get_all_by_index(oslo.clone()).await?),
         [4, 1, 2, 3]
     );
 
     staff
         .replace(&employee("Sales", 2, 1), IfMatch::Any)
         .await?;
-    assert_eq!(
-        ids(staff.get_all_by_index("last_name", jones.clone()).await?),
-        [1, 3]
-    );
+    assert_eq!(ids(staff.get_all_by_index(jones.clone()).await?), [1, 3]);
     let smith = Employee::last_name_key("Sales", "Smith")?;
-    assert_eq!(ids(staff.get_all_by_index("last_name", smith).await?), [2]);
-    assert_eq!(
-        ids(staff.get_all_by_index("by_city", oslo).await?),
-        [4, 1, 3]
-    );
+    assert_eq!(ids(staff.get_all_by_index(smith).await?), [2]);
+    assert_eq!(ids(staff.get_all_by_index(oslo).await?), [4, 1, 3]);
     let rome = Employee::by_city_key("Rome")?;
-    assert_eq!(ids(staff.get_all_by_index("by_city", rome).await?), [2]);
+    assert_eq!(ids(staff.get_all_by_index(rome).await?), [2]);
 
     for id in [1, 3] {
         staff
@@ -468,7 +466,7 @@ async fn index_entities_list_their_members(service: TableServiceClient) -> Resul
             .await?;
     }
     assert!(raw(engine, STAFF, &jones).await.is_none(), "empty lists go");
-    assert!(staff.get_all_by_index("last_name", jones).await?.is_empty());
+    assert!(staff.get_all_by_index(jones).await?.is_empty());
     check::<Employee>(engine, STAFF).await?;
     Ok(())
 }
@@ -481,12 +479,12 @@ async fn lookups_through_copies(service: TableServiceClient) -> Result<()> {
     let primary = staff.get(ann.entity_key()?).await?.unwrap();
 
     let full = staff
-        .get_by_index("email", Employee::email_key("Sales", &ann.email)?)
+        .get_by_index(Employee::email_key("Sales", &ann.email)?)
         .await?
         .unwrap();
     assert_eq!(full.value, ann);
     let partial = staff
-        .get_by_index("by_email", Employee::by_email_key("Sales", &ann.email)?)
+        .get_by_index(Employee::by_email_key("Sales", &ann.email)?)
         .await?
         .unwrap();
     assert_eq!(partial.value, ann);
@@ -495,26 +493,17 @@ async fn lookups_through_copies(service: TableServiceClient) -> Result<()> {
         "a partial copy reads the primary"
     );
     let badge = staff
-        .get_by_index("by_badge", Employee::by_badge_key(&ann.badge)?)
+        .get_by_index(Employee::by_badge_key(&ann.badge)?)
         .await?
         .unwrap();
     assert_eq!(badge.value, ann);
 
     let nobody = Employee::email_key("Sales", "nobody@x.com")?;
-    assert!(staff.get_by_index("email", nobody.clone()).await?.is_none());
-    for (index, list) in [("nope", false), ("last_name", false), ("email", true)] {
-        let err = if list {
-            staff
-                .get_all_by_index(index, nobody.clone())
-                .await
-                .unwrap_err()
-        } else {
-            staff.get_by_index(index, nobody.clone()).await.unwrap_err()
-        };
-        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{index}");
-    }
+    assert!(staff.get_by_index(nobody).await?.is_none());
+    // A key of an unknown index, or of the wrong kind of index, does not compile
+    // (tests/ui/fail/index_key_*.rs).
     let none = Employee::last_name_key("Sales", "Nobody")?;
-    assert!(staff.get_all_by_index("last_name", none).await?.is_empty());
+    assert!(staff.get_all_by_index(none).await?.is_empty());
     Ok(())
 }
 
@@ -566,7 +555,7 @@ async fn transactions_mix_types_and_keep_indexes(service: TableServiceClient) ->
         .await?;
     check::<StaffRow>(engine, STAFF).await?;
     let found = staff
-        .get_by_index("by_email", Employee::by_email_key("Sales", &ann.email)?)
+        .get_by_index(Employee::by_email_key("Sales", &ann.email)?)
         .await?
         .unwrap();
     assert_eq!(found.value, bob2);
@@ -726,11 +715,67 @@ async fn unions_keep_their_variants_indexes(service: TableServiceClient) -> Resu
         .await?;
     check::<StaffRow>(service.engine().as_ref(), STAFF).await?;
     let found = rows
-        .get_by_index("by_badge", Employee::by_badge_key("b1v1")?)
+        .get_by_index(Employee::by_badge_key("b1v1")?)
         .await?
         .unwrap();
     assert_eq!(found.value, StaffRow::Employee(employee("Sales", 1, 1)));
     assert_eq!(rows.reconcile().await?.intents_found, 0);
+    Ok(())
+}
+
+/// Keys know their type and their index: a union's table takes its variants'
+/// keys (reads, deletes, index lookups), and dynamic code gets plain `EntityKey`s
+/// out of them and declares keys from elsewhere with `Key::from_entity_key`. (Keys
+/// of another type or index do not compile: tests/ui/fail/key_*.rs.)
+async fn typed_keys_reach_their_rows(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let rows = service.table::<StaffRow>(STAFF);
+    let ann = employee("Sales", 1, 0);
+    let sales = Department {
+        name: "Sales".into(),
+        employee_count: 1,
+    };
+    rows.insert(&StaffRow::Employee(ann.clone())).await?;
+    rows.insert(&StaffRow::Department(sales.clone())).await?;
+
+    // Variants' keys, by value and by reference, on the union's table.
+    let ann_key = Employee::key("Sales", 1)?;
+    let got = rows.get(&ann_key).await?.unwrap();
+    assert_eq!(got.value, StaffRow::Employee(ann.clone()));
+    let got = rows.get(sales.entity_key()?).await?.unwrap();
+    assert_eq!(got.value, StaffRow::Department(sales.clone()));
+    // The union's own key of a value is the variant's.
+    let as_union = StaffRow::Employee(ann.clone()).entity_key()?;
+    assert_eq!(as_union, EntityKey::from(ann_key.clone()));
+
+    // An index key names its index: no string, and the lookup follows it.
+    let by_email = rows
+        .get_by_index(Employee::email_key("Sales", &ann.email)?)
+        .await?
+        .unwrap();
+    assert_eq!(by_email.value, StaffRow::Employee(ann.clone()));
+    let key = Employee::by_badge_key(&ann.badge)?;
+    assert_eq!(key.index_name(), "by_badge");
+    let listed = rows
+        .get_all_by_index(Employee::last_name_key("Sales", &ann.last_name)?)
+        .await?;
+    assert_eq!(listed.len(), 1);
+
+    // Dynamic code: the engine takes the plain key; a key read from a listing
+    // reaches the typed API again through `from_entity_key`.
+    let plain: EntityKey = ann_key.clone().into();
+    assert!(raw(service.engine().as_ref(), STAFF, &plain)
+        .await
+        .is_some());
+    let listed_key = Key::<Employee>::from_entity_key(plain);
+    assert!(rows.delete_if_exists(&listed_key).await?);
+    assert!(rows.get(&ann_key).await?.is_none());
+    assert!(!rows.delete_if_exists(listed_key).await?);
+    assert!(rows
+        .get_by_index(Employee::email_key("Sales", &ann.email)?)
+        .await?
+        .is_none());
+    check::<StaffRow>(service.engine().as_ref(), STAFF).await?;
     Ok(())
 }
 
@@ -795,4 +840,5 @@ scenarios!(
     transaction_errors_name_the_item,
     oversized_index_entity_is_refused,
     unions_keep_their_variants_indexes,
+    typed_keys_reach_their_rows,
 );

@@ -282,7 +282,7 @@ impl<T: Row> Table<T> {
     /// let report = employees.repair_indexes().partition("Sales").run().await?;
     /// assert_eq!(report.findings[0].problem, Problem::MissingCopy);
     /// assert_eq!(report.repaired(), 1);
-    /// assert!(employees.get_by_index("email", Employee::email_key("Sales", "ann@x.com")?).await?.is_some());
+    /// assert!(employees.get_by_index(Employee::email_key("Sales", "ann@x.com")?).await?.is_some());
     /// assert!(employees.verify_indexes().partition("Sales").run().await?.is_clean());
     /// # Ok::<(), tables_client::Error>(())
     /// # }).unwrap();

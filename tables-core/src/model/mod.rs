@@ -23,6 +23,7 @@ mod reader;
 mod registry;
 mod schema;
 mod tag;
+mod typed_key;
 
 pub use codec::OtherProperties;
 pub use column::{Operand, TypedColumn};
@@ -33,6 +34,9 @@ pub use range::KeyRange;
 pub use registry::check_writer;
 pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
 pub use tag::{kind_of, rows_filter, Tag, TagValue};
+pub use typed_key::{
+    Contains, CopyIndex, CopyIndexKeyOf, IndexKey, IndexOf, Key, KeyOf, ListIndex, ListIndexKeyOf,
+};
 
 use crate::entity::{DynamicEntity, EntityKey};
 use crate::error::Result;
@@ -100,7 +104,7 @@ pub trait Entity: Sized + Send + Sync + 'static {
     /// [`crate::ErrorKind::InvalidKey`] naming the field when a key part can't be
     /// written (a number wider than its padding, a forbidden character, a key over
     /// 1 KiB).
-    fn entity_key(&self) -> Result<EntityKey>;
+    fn entity_key(&self) -> Result<Key<Self>>;
 
     /// The primary row: keys, discriminator and properties (key fields are not
     /// stored twice).
@@ -165,7 +169,7 @@ pub trait EntityUnion: Sized + Send + Sync + 'static {
     /// # Errors
     ///
     /// As [`Entity::entity_key`].
-    fn entity_key(&self) -> Result<EntityKey>;
+    fn entity_key(&self) -> Result<Key<Self>>;
 
     /// The row.
     ///

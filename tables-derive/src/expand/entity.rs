@@ -78,11 +78,11 @@ fn entity_key(cx: &Ctx<'_>) -> TokenStream {
     );
     let rk = call_writer(&writer_name(None, Which::Row), &model.row_key, &arg);
     quote! {
-        fn entity_key(&self) -> #p::Result<#p::EntityKey> {
-            ::core::result::Result::Ok(#p::EntityKey {
+        fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
+            ::core::result::Result::Ok(#p::Key::from_entity_key(#p::EntityKey {
                 partition_key: #pk?,
                 row_key: #rk?,
-            })
+            }))
         }
     }
 }

@@ -253,11 +253,11 @@ pub(crate) fn builders(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     ));
     let mut items = quote! {
         #[doc = #key_doc]
-        #vis fn key(#(#all_params),*) -> #p::Result<#p::EntityKey> {
-            ::core::result::Result::Ok(#p::EntityKey {
+        #vis fn key(#(#all_params),*) -> #p::Result<#p::Key<Self>> {
+            ::core::result::Result::Ok(#p::Key::from_entity_key(#p::EntityKey {
                 partition_key: #pk_call?,
                 row_key: #rk_call?,
-            })
+            }))
         }
         #[doc = #pk_doc]
         #vis fn partition_key(#(#pk_params),*) -> #p::Result<::std::string::String> {
@@ -287,12 +287,13 @@ fn index_builder(cx: &Ctx<'_>, i: usize, index: &Index, errors: &str) -> syn::Re
         &arg,
     );
     let rk_call = call_writer(&writer_name(Some(i), Which::Row), &index.row_key, &arg);
-    let what = match index.kind {
-        crate::model::IndexKind::Copy => "index",
-        crate::model::IndexKind::List => "index entity",
+    let (what, lookup) = match index.kind {
+        crate::model::IndexKind::Copy => ("index", "get_by_index"),
+        crate::model::IndexKind::List => ("index entity", "get_all_by_index"),
     };
     let doc = lit(&format!(
-        "The key of {what} `{}`'s row for these values (PartitionKey `{}`, RowKey `{}`{}).{errors}",
+        "The key of {what} `{}`'s row for these values (PartitionKey `{}`, RowKey `{}`{}): \
+         the key knows its index, pass it to `Table::{lookup}`.{errors}",
         index.name,
         index.partition_key.source,
         index.row_key.source,
@@ -301,15 +302,41 @@ fn index_builder(cx: &Ctx<'_>, i: usize, index: &Index, errors: &str) -> syn::Re
             None => String::new(),
         },
     ));
+    let position = Literal::usize_unsuffixed(i);
     Ok(quote! {
         #[doc = #doc]
-        #vis fn #name(#(#params),*) -> #p::Result<#p::EntityKey> {
-            ::core::result::Result::Ok(#p::EntityKey {
+        #vis fn #name(#(#params),*) -> #p::Result<#p::IndexKey<Self, #position>> {
+            ::core::result::Result::Ok(#p::IndexKey::from_entity_key(#p::EntityKey {
                 partition_key: #pk_call?,
                 row_key: #rk_call?,
-            })
+            }))
         }
     })
+}
+
+/// `IndexOf<i>` for each index, with `CopyIndex<i>` or `ListIndex<i>` by its kind:
+/// what ties the `IndexKey`s the builders return to their lookups.
+pub(crate) fn index_impls(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.private;
+    let ident = &cx.model.ident;
+    let mut items = TokenStream::new();
+    for (i, index) in cx.model.indexes.iter().enumerate() {
+        let position = Literal::usize_unsuffixed(i);
+        let name = lit(&index.name);
+        let kind = match index.kind {
+            crate::model::IndexKind::Copy => quote!(CopyIndex),
+            crate::model::IndexKind::List => quote!(ListIndex),
+        };
+        items.extend(quote! {
+            #[automatically_derived]
+            impl #p::IndexOf<#position> for #ident {
+                const INDEX_NAME: &'static str = #name;
+            }
+            #[automatically_derived]
+            impl #p::#kind<#position> for #ident {}
+        });
+    }
+    items
 }
 
 /// The private writers of every template (primary and indexes).

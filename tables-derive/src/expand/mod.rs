@@ -64,6 +64,7 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
     let ranges = ranges::helpers(&cx)?;
     let columns = schema::columns(&cx)?;
     let impl_entity = entity::impl_entity(&cx)?;
+    let impl_indexes = keys::index_impls(&cx);
     let upgrade_asserts = entity::upgrade_asserts(&cx);
     Ok(quote! {
         const _: () = {
@@ -80,6 +81,7 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
             }
 
             #impl_entity
+            #impl_indexes
             #upgrade_asserts
         };
     })

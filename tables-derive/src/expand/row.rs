@@ -36,7 +36,7 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, source: &RowSource) 
             }
 
             fn key_of(&self) -> #p::Result<#p::EntityKey> {
-                <Self as #p::#via>::entity_key(self)
+                <Self as #p::#via>::entity_key(self).map(#p::Key::into_entity_key)
             }
 
             fn encode(&self) -> #p::Result<#p::DynamicEntity> {

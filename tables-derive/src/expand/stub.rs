@@ -41,7 +41,7 @@ pub(crate) fn entity(
                     &__TABLES_SCHEMA
                 }
 
-                fn entity_key(&self) -> #p::Result<#p::EntityKey> {
+                fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
                     #fail
                 }
 
@@ -85,7 +85,7 @@ pub(crate) fn union(
                     ::core::option::Option::None
                 }
 
-                fn entity_key(&self) -> #p::Result<#p::EntityKey> {
+                fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
                     #fail
                 }
 
@@ -112,6 +112,9 @@ pub(crate) fn union(
             }
 
             #row
+
+            #[automatically_derived]
+            impl #p::Contains<#ident> for #ident {}
         };
     }
 }

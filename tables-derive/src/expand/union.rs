@@ -26,7 +26,9 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
         Some(other) => quote!(#ident::#other(_) => ::core::option::Option::None,),
         None => TokenStream::new(),
     };
-    let key_other = other_arm(quote!(::core::result::Result::Ok(__row.key())));
+    let key_other = other_arm(quote!(::core::result::Result::Ok(
+        #p::Key::from_entity_key(__row.key())
+    )));
     let to_other = other_arm(quote!(::core::result::Result::Ok(
         ::core::clone::Clone::clone(__row)
     )));
@@ -76,9 +78,10 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
                 }
             }
 
-            fn entity_key(&self) -> #p::Result<#p::EntityKey> {
+            fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
                 match self {
-                    #(#ident::#variants(__value) => <#types as #p::Entity>::entity_key(__value),)*
+                    #(#ident::#variants(__value) => <#types as #p::Entity>::entity_key(__value)
+                        .map(#p::Key::into_key_of),)*
                     #key_other
                 }
             }
@@ -132,6 +135,14 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
         #from_other
 
         #row
+
+        // A table of the union holds the union's rows and each variant's.
+        #[automatically_derived]
+        impl #p::Contains<#ident> for #ident {}
+        #(
+            #[automatically_derived]
+            impl #p::Contains<#types> for #ident {}
+        )*
 
         const _: () = ::core::assert!(
             #p::kinds_distinct(<#ident as #p::EntityUnion>::KINDS),
