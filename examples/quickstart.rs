@@ -247,29 +247,18 @@ async fn quickstart(example: Example) -> BoxResult<()> {
     {
         Err(e) if e.kind() == ErrorKind::PreconditionFailed => {
             println!(
-                "   A second replace with the old ETag fails with {:?}: re-read and retry.",
+                "   A second replace with the old ETag fails with {:?}: `update` re-reads and retries.",
                 e.kind()
             );
-            // ...so it re-reads and applies its change to the current version.
-            let current = employees
-                .get(key.clone())
-                .await?
-                .ok_or("employee 223 vanished")?;
-            let retried = Employee {
-                email: new_email.email.clone(),
-                ..current.value
-            };
-            employees
-                .replace(&retried, IfMatch::Etag(current.etag))
-                .await?;
+            // `update` reads, applies the change to the current version and writes
+            // under that ETag, retrying if another writer gets there first.
             let after = employees
-                .get(key.clone())
+                .update(&key, |e| e.email = new_email.email.clone())
                 .await?
-                .ok_or("employee 223 vanished")?
                 .value;
             ensure(
                 after.age == 35 && after.email == "ana.jones@contoso.com",
-                "the retry keeps the new age and adds the email",
+                "the update keeps the new age and adds the email",
             )?;
             // The email index moved with the field.
             let old = employees
@@ -277,7 +266,7 @@ async fn quickstart(example: Example) -> BoxResult<()> {
                 .await?;
             ensure(old.is_none(), "the old email's index copy is gone")?;
             println!(
-                "   Retried on the fresh ETag: age {}, email {}; both updates kept.",
+                "   Updated on the fresh ETag: age {}, email {}; both changes kept.",
                 after.age, after.email
             );
         }

@@ -34,6 +34,7 @@ mod request_id;
 mod service;
 mod table;
 mod transaction;
+mod update;
 mod upkeep;
 mod write;
 
@@ -47,6 +48,7 @@ pub use table::{Table, Versioned};
 pub use tables_core::*;
 pub use tables_derive::{Entity, EntityUnion, Property};
 pub use transaction::Transaction;
+pub use update::{OnNone, Patch, Updated};
 pub use upkeep::{
     CheckPage, CheckPhase, CheckProgress, CheckReport, CheckToken, Finding, IndexCheck,
     IntentFailure, Problem, ReconcileReport, RowChange, TouchedRow,

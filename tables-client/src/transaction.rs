@@ -8,6 +8,7 @@ use tables_core::{
 };
 
 use crate::service::TableServiceClient;
+use crate::update::OnNone;
 use crate::upkeep::{self, Item, Mode};
 
 impl TableServiceClient {
@@ -94,8 +95,13 @@ impl Transaction {
     }
 
     /// Adds a merge of `value` into the stored entity, if it matches `if_match`.
-    pub fn merge<T: Row>(self, value: &T, if_match: IfMatch) -> Transaction {
-        self.push(Item::write(Mode::Merge(if_match), value))
+    /// A transaction can only keep the stored properties of `None` fields
+    /// ([`OnNone::KeepStored`]): removing them needs a read before the write (use
+    /// `replace` here, or [`crate::Table::merge`]); [`OnNone::Remove`] makes
+    /// `submit` fail naming the item, before anything is sent.
+    pub fn merge<T: Row>(self, value: &T, on_none: OnNone, if_match: IfMatch) -> Transaction {
+        let item = keeping_nones(on_none).and_then(|()| Item::write(Mode::Merge(if_match), value));
+        self.push(item)
     }
 
     /// Adds an insert-or-replace of `value`.
@@ -103,9 +109,10 @@ impl Transaction {
         self.push(Item::write(Mode::UpsertReplace, value))
     }
 
-    /// Adds an insert-or-merge of `value`.
-    pub fn upsert_merge<T: Row>(self, value: &T) -> Transaction {
-        self.push(Item::write(Mode::UpsertMerge, value))
+    /// Adds an insert-or-merge of `value` (`on_none` as in [`Transaction::merge`]).
+    pub fn upsert_merge<T: Row>(self, value: &T, on_none: OnNone) -> Transaction {
+        let item = keeping_nones(on_none).and_then(|()| Item::write(Mode::UpsertMerge, value));
+        self.push(item)
     }
 
     /// Adds a delete of the `T` at `key`, if it matches `if_match`, with its index
@@ -195,4 +202,17 @@ fn check_known_count(items: &[Item]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A transaction's merges keep the stored properties of `None` fields: a removal
+/// needs a read the transaction can't make.
+fn keeping_nones(on_none: OnNone) -> Result<()> {
+    match on_none {
+        OnNone::KeepStored => Ok(()),
+        OnNone::Remove => Err(Error::new(
+            ErrorKind::InvalidInput,
+            "a transaction can't merge with OnNone::Remove: removing properties needs a read \
+             before the write; add a replace of the whole value instead, or use Table::merge",
+        )),
+    }
 }

@@ -11,6 +11,7 @@ use tables_core::{
 };
 
 use crate::table::{Table, Versioned};
+use crate::update::OnNone;
 use crate::upkeep::{self, Item, Mode};
 
 impl<T: Row> Table<T> {
@@ -63,7 +64,7 @@ impl<T: Row> Table<T> {
     /// its kind declares (it names the type to write through); encoding and
     /// validation errors before anything is sent; the engine's errors.
     pub async fn insert(&self, value: &T) -> Result<WriteOutcome> {
-        self.write_one(Item::write(Mode::Insert, value)?).await
+        self.write_item(Item::write(Mode::Insert, value)?).await
     }
 
     /// Replaces the stored entity with `value` (properties `value` doesn't store
@@ -75,20 +76,28 @@ impl<T: Row> Table<T> {
     /// [`ErrorKind::EntityNotFound`] if absent; [`ErrorKind::PreconditionFailed`] if
     /// the ETag differs; the engine's errors.
     pub async fn replace(&self, value: &T, if_match: IfMatch) -> Result<WriteOutcome> {
-        self.write_one(Item::write(Mode::Replace(if_match), value)?)
+        self.write_item(Item::write(Mode::Replace(if_match), value)?)
             .await
     }
 
-    /// Merges `value` into the stored entity (stored properties `value` doesn't
-    /// write, e.g. `None` options, are kept), if it matches `if_match`. The index
-    /// rows follow the merged row.
+    /// Merges `value` into the stored entity, if it matches `if_match`: its
+    /// properties replace the stored ones, and `on_none` says what happens to a
+    /// stored property `value` has no value for (a `None` field):
+    /// [`OnNone::KeepStored`] keeps it (the service's Merge, one request),
+    /// [`OnNone::Remove`] removes it (a read and a replace, so the row reads back as
+    /// `value`; columns the type doesn't name are kept either way). The index rows
+    /// follow the merged row. To change chosen properties only, see [`Table::patch`].
     ///
     /// # Errors
     ///
     /// As [`Table::replace`].
-    pub async fn merge(&self, value: &T, if_match: IfMatch) -> Result<WriteOutcome> {
-        self.write_one(Item::write(Mode::Merge(if_match), value)?)
-            .await
+    pub async fn merge(
+        &self,
+        value: &T,
+        on_none: OnNone,
+        if_match: IfMatch,
+    ) -> Result<WriteOutcome> {
+        self.merge_value(value, on_none, if_match, false).await
     }
 
     /// Inserts `value`, or replaces whatever is stored under its key.
@@ -99,17 +108,18 @@ impl<T: Row> Table<T> {
     /// [`ErrorKind::PreconditionFailed`] if index upkeep loses more than
     /// [`crate::ClientOptions::max_conflict_retries`] races in a row.
     pub async fn upsert(&self, value: &T) -> Result<WriteOutcome> {
-        self.write_one(Item::write(Mode::UpsertReplace, value)?)
+        self.write_item(Item::write(Mode::UpsertReplace, value)?)
             .await
     }
 
-    /// Inserts `value`, or merges it into whatever is stored under its key.
+    /// Inserts `value`, or merges it into whatever is stored under its key, its
+    /// `None` fields following `on_none` (see [`Table::merge`]).
     ///
     /// # Errors
     ///
     /// As [`Table::upsert`].
-    pub async fn upsert_merge(&self, value: &T) -> Result<WriteOutcome> {
-        self.write_one(Item::write(Mode::UpsertMerge, value)?).await
+    pub async fn upsert_merge(&self, value: &T, on_none: OnNone) -> Result<WriteOutcome> {
+        self.merge_value(value, on_none, IfMatch::Any, true).await
     }
 
     /// Deletes the entity at `key` (a [`tables_core::Key`] of a type the table holds,
@@ -127,7 +137,7 @@ impl<T: Row> Table<T> {
     }
 
     async fn delete_entity_key(&self, key: EntityKey, if_match: IfMatch) -> Result<()> {
-        self.write_one(Item::delete::<T>(key, if_match)?)
+        self.write_item(Item::delete::<T>(key, if_match)?)
             .await
             .map(drop)
     }
@@ -177,7 +187,7 @@ impl<T: Row> Table<T> {
             .transpose()
     }
 
-    async fn write_one(&self, item: Item) -> Result<WriteOutcome> {
+    pub(crate) async fn write_item(&self, item: Item) -> Result<WriteOutcome> {
         let outcomes = upkeep::run(self.service(), self.name(), vec![item]).await?;
         outcomes.into_iter().next().ok_or_else(|| {
             Error::new(

@@ -19,7 +19,8 @@ use support::{
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
     BulkMode, ClientOptions, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
-    IfMatch, Key, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp, WriteOutcome,
+    IfMatch, Key, OnNone, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp,
+    WriteOutcome,
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::{Forward, Forwarding};
@@ -325,7 +326,10 @@ async fn writes_through_a_projection_or_an_older_version_are_refused(backend: Ba
     let sent = writes(&fixture);
     let employee_type = "typed_integrity::support::Employee";
     refused(
-        names.merge(&name, IfMatch::Any).await.unwrap_err(),
+        names
+            .merge(&name, OnNone::KeepStored, IfMatch::Any)
+            .await
+            .unwrap_err(),
         employee_type,
     );
     refused(
@@ -347,7 +351,7 @@ async fn writes_through_a_projection_or_an_older_version_are_refused(backend: Ba
     refused(
         service
             .transaction(STAFF, "Sales")
-            .merge(&name, IfMatch::Any)
+            .merge(&name, OnNone::KeepStored, IfMatch::Any)
             .submit()
             .await
             .unwrap_err(),
@@ -436,7 +440,7 @@ async fn a_lost_answer_is_settled_by_the_commit_marker(backend: Backend) {
         let e = employee("Sales", 1, version);
         match write {
             "replace" => staff.replace(&e, IfMatch::Any).await.map(drop),
-            _ => staff.upsert_merge(&e).await.map(drop),
+            _ => staff.upsert_merge(&e, OnNone::KeepStored).await.map(drop),
         }
         .unwrap();
         assert_eq!(batches() - before, 1, "{write}: sent once");

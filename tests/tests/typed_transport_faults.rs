@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use support::{check, employee, Employee, STAFF};
 use tables_client::remote::{Credential, RemoteEngine, RetryPolicy};
 use tables_client::{
-    ClientRequestId, EntityKey, Error, Finding, IfMatch, Key, PrefixedEngine, Problem, Row, Table,
-    TableServiceClient,
+    ClientRequestId, EntityKey, Error, Finding, IfMatch, Key, OnNone, PrefixedEngine, Problem, Row,
+    Table, TableServiceClient,
 };
 use tables_tests::azurite;
 use tables_tests::fault_proxy::{Delivery, FaultProxy, TransportFault};
@@ -174,10 +174,18 @@ async fn perform(
     match op {
         Op::Insert => done(scope.scope(staff.insert(&value)).await),
         Op::Upsert => done(scope.scope(staff.upsert(&value)).await),
-        Op::UpsertMerge => done(scope.scope(staff.upsert_merge(&value)).await),
+        Op::UpsertMerge => done(
+            scope
+                .scope(staff.upsert_merge(&value, OnNone::KeepStored))
+                .await,
+        ),
         Op::ReplaceAny => done(scope.scope(staff.replace(&value, IfMatch::Any)).await),
         Op::ReplaceOnEtag => done(scope.scope(staff.replace(&value, on_etag())).await),
-        Op::MergeAny => done(scope.scope(staff.merge(&value, IfMatch::Any)).await),
+        Op::MergeAny => done(
+            scope
+                .scope(staff.merge(&value, OnNone::KeepStored, IfMatch::Any))
+                .await,
+        ),
         Op::DeleteAny => done(scope.scope(staff.delete(&key, IfMatch::Any)).await),
         Op::DeleteOnEtag => done(scope.scope(staff.delete(&key, on_etag())).await),
         Op::DeleteIfExists => Some(scope.scope(staff.delete_if_exists(&key)).await.map(

@@ -29,7 +29,7 @@ use support::{
 };
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
-    DynamicEntity, Engine, Entity, ErrorKind, IfMatch, Result, TableServiceClient,
+    DynamicEntity, Engine, Entity, ErrorKind, IfMatch, OnNone, Result, TableServiceClient,
 };
 
 /// The primaries as comparable values.
@@ -69,7 +69,10 @@ async fn perform(service: &TableServiceClient, write: Write) -> Result<()> {
             .replace(&employee("Sales", 1, 1), IfMatch::Any)
             .await
             .map(drop),
-        Write::UpsertMergeMoving => staff.upsert_merge(&employee("Sales", 2, 2)).await.map(drop),
+        Write::UpsertMergeMoving => staff
+            .upsert_merge(&employee("Sales", 2, 2), OnNone::KeepStored)
+            .await
+            .map(drop),
         Write::Delete => staff.delete(Employee::key("Sales", 2)?, IfMatch::Any).await,
         Write::Transaction => service
             .transaction(STAFF, "Sales")
@@ -245,11 +248,14 @@ async fn run_step(service: &TableServiceClient, step: &Step) -> Result<()> {
             .await
             .map(drop),
         Step::Merge(id, v) => staff
-            .merge(&staff_member(id, v), IfMatch::Any)
+            .merge(&staff_member(id, v), OnNone::KeepStored, IfMatch::Any)
             .await
             .map(drop),
         Step::Upsert(id, v) => staff.upsert(&staff_member(id, v)).await.map(drop),
-        Step::UpsertMerge(id, v) => staff.upsert_merge(&staff_member(id, v)).await.map(drop),
+        Step::UpsertMerge(id, v) => staff
+            .upsert_merge(&staff_member(id, v), OnNone::KeepStored)
+            .await
+            .map(drop),
         Step::Delete(id) => staff
             .delete_if_exists(Employee::key(department(id), id)?)
             .await

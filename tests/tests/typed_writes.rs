@@ -23,8 +23,8 @@ use support::{
 use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::{primary_from_copy, row_role, RowRole};
 use tables_client::{
-    DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, Result,
-    TableServiceClient, Value, WriteOp,
+    DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, OnNone,
+    Result, TableServiceClient, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
 
@@ -107,20 +107,30 @@ async fn replace_and_merge_honour_if_match(service: TableServiceClient) -> Resul
     let mut patch = plain.clone();
     patch.age = 50;
     patch.email = "moved@contoso.com".into();
-    let err = staff.merge(&patch, stale()).await.unwrap_err();
+    let err = staff
+        .merge(&patch, OnNone::KeepStored, stale())
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::PreconditionFailed);
-    staff.merge(&patch, IfMatch::Etag(current.etag)).await?;
+    staff
+        .merge(&patch, OnNone::KeepStored, IfMatch::Etag(current.etag))
+        .await?;
     let merged = staff.get(key.clone()).await?.unwrap().value;
     assert_eq!(merged.age, 50);
     assert_eq!(merged.nickname, ann.nickname);
     assert_eq!(merged.email, "moved@contoso.com");
-    staff.merge(&patch, IfMatch::Any).await?;
+    staff
+        .merge(&patch, OnNone::KeepStored, IfMatch::Any)
+        .await?;
 
     let ghost = employee("Sales", 9, 0);
     for if_match in [IfMatch::Any, stale()] {
         let err = staff.replace(&ghost, if_match.clone()).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::EntityNotFound);
-        let err = staff.merge(&ghost, if_match).await.unwrap_err();
+        let err = staff
+            .merge(&ghost, OnNone::KeepStored, if_match)
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::EntityNotFound);
     }
     assert!(staff.get(ghost.entity_key()?).await?.is_none());
@@ -143,10 +153,10 @@ async fn upserts_insert_or_overwrite(service: TableServiceClient) -> Result<()> 
 
     let mut nicknamed = employee("Sales", 1, 2);
     nicknamed.nickname = Some("Annie".into());
-    staff.upsert_merge(&nicknamed).await?;
+    staff.upsert_merge(&nicknamed, OnNone::KeepStored).await?;
     let mut moved = employee("Sales", 1, 3);
     moved.nickname = None;
-    staff.upsert_merge(&moved).await?;
+    staff.upsert_merge(&moved, OnNone::KeepStored).await?;
     let stored = staff.get(key).await?.unwrap().value;
     assert_eq!(
         stored.nickname.as_deref(),
@@ -155,7 +165,7 @@ async fn upserts_insert_or_overwrite(service: TableServiceClient) -> Result<()> 
     );
     assert_eq!(stored.email, moved.email);
     let fresh = employee("Sales", 5, 0);
-    staff.upsert_merge(&fresh).await?;
+    staff.upsert_merge(&fresh, OnNone::KeepStored).await?;
     assert_eq!(staff.get(fresh.entity_key()?).await?.unwrap().value, fresh);
     check::<Employee>(service.engine().as_ref(), STAFF).await?;
     Ok(())
@@ -549,6 +559,7 @@ async fn transactions_mix_types_and_keep_indexes(service: TableServiceClient) ->
                 employee_count: 3,
                 ..sales.clone()
             },
+            OnNone::KeepStored,
             IfMatch::Any,
         )
         .submit()

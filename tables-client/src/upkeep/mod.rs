@@ -49,7 +49,7 @@ use crate::service::TableServiceClient;
 pub use audit::{
     CheckPage, CheckPhase, CheckProgress, CheckReport, CheckToken, Finding, IndexCheck, Problem,
 };
-pub(crate) use conflict::ConflictLoop;
+pub(crate) use conflict::{lost_race, ConflictLoop};
 pub(crate) use index_entities::{member_key, members_of};
 pub use reconcile::{IntentFailure, ReconcileReport, RowChange, TouchedRow};
 pub(crate) use rows::owner_of;
@@ -141,8 +141,18 @@ impl Item {
     /// [`ErrorKind::InvalidInput`] when `T` must not write its kind (see
     /// [`check_writer`]); `value`'s encoding errors.
     pub(crate) fn write<T: Row>(mode: Mode, value: &T) -> Result<Item> {
-        check_writer::<T>()?;
         let row = value.encode()?;
+        Item::write_row(mode, value, row)
+    }
+
+    /// A write of `value` whose row is `row`: `value` encoded over a stored row,
+    /// keeping the columns `value` doesn't name (`Table::update`, patches).
+    ///
+    /// # Errors
+    ///
+    /// As [`Item::write`].
+    pub(crate) fn write_row<T: Row>(mode: Mode, value: &T, row: DynamicEntity) -> Result<Item> {
+        check_writer::<T>()?;
         let codec = Codec::of::<T>();
         let implied = if codec.indexed && !mode.merges() {
             Some(Implied {
@@ -158,6 +168,23 @@ impl Item {
             row: Some(row),
             implied,
             codec,
+        })
+    }
+
+    /// A merge of `row`'s properties into the stored `T` at its key (a patch that
+    /// only sets): the upkeep reads the stored row to follow the index rows.
+    ///
+    /// # Errors
+    ///
+    /// As [`Item::write`].
+    pub(crate) fn merge_properties<T: Row>(if_match: IfMatch, row: DynamicEntity) -> Result<Item> {
+        check_writer::<T>()?;
+        Ok(Item {
+            mode: Mode::Merge(if_match),
+            key: row.key(),
+            row: Some(row),
+            implied: None,
+            codec: Codec::of::<T>(),
         })
     }
 
