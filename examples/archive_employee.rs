@@ -100,9 +100,9 @@ async fn archive(
         title: e.title.clone(),
         left_on,
     };
-    let outcomes = service
-        .transaction(CURRENT, &e.department)
-        .delete::<Employee>(e.entity_key()?, IfMatch::Etag(found.etag))
+    let outcomes = current
+        .transaction(&e)
+        .delete(e.entity_key()?, IfMatch::Etag(found.etag))
         .insert(&departure)
         .submit()
         .await?;

@@ -68,8 +68,8 @@ async fn hire(service: &TableServiceClient, e: &Employee) -> BoxResult<u32> {
             .ok_or("the department is missing")?;
         let mut department = current.value;
         department.employee_count += 1;
-        let result = service
-            .transaction(TABLE, &e.department)
+        let result = departments
+            .transaction(&department)
             .insert(e)
             .replace(&department, IfMatch::Etag(current.etag))
             .submit()
@@ -189,9 +189,9 @@ async fn department_employees(example: Example) -> BoxResult<()> {
         .ok_or("the department is missing")?;
     let mut department = current.value;
     department.employee_count -= 1;
-    service
-        .transaction(TABLE, "Sales")
-        .delete::<Employee>(Employee::key("Sales", 224)?, IfMatch::Any)
+    departments
+        .transaction(&department)
+        .delete(Employee::key("Sales", 224)?, IfMatch::Any)
         .replace(&department, IfMatch::Etag(current.etag))
         .submit()
         .await?;

@@ -177,8 +177,8 @@ async fn quickstart(example: Example) -> BoxResult<()> {
         title: Some("Lead".into()),
         ..employee(EMPLOYEES[1])?
     };
-    let outcomes = service
-        .transaction(TABLE, "Marketing")
+    let outcomes = employees
+        .transaction(&hired_today)
         .insert(&hired_today)
         .replace(&promoted, IfMatch::Any)
         .delete::<Employee>(Employee::key("Marketing", 102)?, IfMatch::Any)
@@ -198,8 +198,8 @@ async fn quickstart(example: Example) -> BoxResult<()> {
         age: 30,
         ..employee(EMPLOYEES[3])?
     };
-    let mixed = service
-        .transaction(TABLE, "Marketing")
+    let mixed = employees
+        .transaction(&older_berg)
         .upsert(&older_berg)
         .upsert(&older_patel)
         .submit()

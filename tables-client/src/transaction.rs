@@ -2,23 +2,62 @@
 //! committed together as one entity group transaction.
 
 use tables_core::key::validate_table_name;
+use tables_core::model::PartitionOf;
 use tables_core::{
     validate_batch, Error, ErrorKind, IfMatch, Key, Result, Row, WriteOp, WriteOutcome,
     MAX_BATCH_OPERATIONS,
 };
 
 use crate::service::TableServiceClient;
+use crate::table::Table;
 use crate::update::OnNone;
 use crate::upkeep::{self, Item, Mode};
 
 impl TableServiceClient {
     /// A transaction over partition `partition_key` of table `table`: add writes
-    /// with the builder methods, then [`Transaction::submit`].
+    /// with the builder methods, then [`Transaction::submit`]. (With a typed
+    /// table, [`Table::transaction`] takes the partition from a value or a key.)
     pub fn transaction(&self, table: &str, partition_key: &str) -> Transaction {
         Transaction {
             service: self.clone(),
             table: table.to_owned(),
-            partition_key: partition_key.to_owned(),
+            partition_key: Ok(partition_key.to_owned()),
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T: Row> Table<T> {
+    /// A transaction over this table, in the partition of `partition`: a value the
+    /// table holds (`&ann`) or its key (`Employee::key(..)?`), so no PartitionKey is
+    /// written twice. Add writes (of any types) with the builder methods, then
+    /// [`Transaction::submit`]; a key that can't be encoded fails at `submit`, before
+    /// anything is sent.
+    ///
+    /// ```
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]
+    /// pub struct Employee { pub department: String, pub id: u32 }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let employees = TableServiceClient::in_memory().table::<Employee>("Employees");
+    /// employees.create().await?;
+    /// let hires: Vec<Employee> =
+    ///     (1..=3).map(|id| Employee { department: "Sales".into(), id }).collect();
+    /// let outcomes = employees.transaction(&hires[0]).insert_all(&hires).submit().await?;
+    /// assert_eq!(outcomes.len(), 3);
+    /// let keys = (1..=3).map(|id| Employee::key("Sales", id)).collect::<Result<Vec<_>, _>>()?;
+    /// employees.transaction(&keys[0]).delete_all(keys.clone()).submit().await?;
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn transaction(&self, partition: impl PartitionOf<T>) -> Transaction {
+        Transaction {
+            service: self.service().clone(),
+            table: self.name().to_owned(),
+            partition_key: partition.into_partition_key(),
             items: Vec::new(),
         }
     }
@@ -35,7 +74,7 @@ impl TableServiceClient {
 /// ([`Error::batch_index`]: the position of the builder call, from 0).
 ///
 /// ```
-/// use tables_client::{Entity, IfMatch, TableServiceClient};
+/// use tables_client::{Entity, IfMatch, OnNone, TableServiceClient};
 ///
 /// #[derive(Entity, Debug, Clone, PartialEq)]
 /// #[entity(partition_key = "{name}", row_key = "department")]
@@ -62,7 +101,7 @@ impl TableServiceClient {
 /// let bob = Employee { department: "Sales".into(), id: 2, name: "Bob".into() };
 /// let err = service
 ///     .transaction("Staff", "Sales")
-///     .merge(&Department { employee_count: 2, ..sales }, IfMatch::Any)
+///     .merge(&Department { employee_count: 2, ..sales }, OnNone::KeepStored, IfMatch::Any)
 ///     .insert(&bob)
 ///     .insert(&ann)
 ///     .submit()
@@ -79,7 +118,8 @@ impl TableServiceClient {
 pub struct Transaction {
     service: TableServiceClient,
     table: String,
-    partition_key: String,
+    /// The partition, or the error encoding the key that named it.
+    partition_key: Result<String>,
     items: Vec<Result<Item>>,
 }
 
@@ -121,6 +161,29 @@ impl Transaction {
         self.push(Item::delete::<T>(key.into_entity_key(), if_match))
     }
 
+    /// Adds an insert of each of `values`, in order.
+    pub fn insert_all<'a, T: Row>(self, values: impl IntoIterator<Item = &'a T>) -> Transaction {
+        values.into_iter().fold(self, Transaction::insert)
+    }
+
+    /// Adds an insert-or-replace of each of `values`, in order.
+    pub fn upsert_all<'a, T: Row>(self, values: impl IntoIterator<Item = &'a T>) -> Transaction {
+        values.into_iter().fold(self, Transaction::upsert)
+    }
+
+    /// Adds a replace of each of `values` (any version), in order.
+    pub fn replace_all<'a, T: Row>(self, values: impl IntoIterator<Item = &'a T>) -> Transaction {
+        values
+            .into_iter()
+            .fold(self, |tx, value| tx.replace(value, IfMatch::Any))
+    }
+
+    /// Adds a delete of the entity at each of `keys` (any version), in order.
+    pub fn delete_all<T: Row>(self, keys: impl IntoIterator<Item = Key<T>>) -> Transaction {
+        keys.into_iter()
+            .fold(self, |tx, key| tx.delete(key, IfMatch::Any))
+    }
+
     /// How many items were added.
     pub fn len(&self) -> usize {
         self.items.len()
@@ -150,6 +213,7 @@ impl Transaction {
     /// index ([`Error::batch_index`]).
     pub async fn submit(self) -> Result<Vec<WriteOutcome>> {
         validate_table_name(&self.table)?;
+        let partition_key = self.partition_key?;
         if self.items.is_empty() {
             return Err(Error::new(
                 ErrorKind::InvalidBatch,
@@ -159,14 +223,14 @@ impl Transaction {
         let mut items = Vec::with_capacity(self.items.len());
         for (index, item) in self.items.into_iter().enumerate() {
             let item = item.map_err(|e| e.with_batch_index(index))?;
-            if item.key().partition_key != self.partition_key {
+            if item.key().partition_key != partition_key {
                 return Err(Error::new(
                     ErrorKind::InvalidBatch,
                     format!(
                         "item {index} writes {} but the transaction is for PartitionKey {:?}; \
                          a transaction covers one partition",
                         item.key(),
-                        self.partition_key
+                        partition_key
                     ),
                 )
                 .with_service_code("CommandsInBatchActOnDifferentPartitions")

@@ -790,6 +790,106 @@ async fn typed_keys_reach_their_rows(service: TableServiceClient) -> Result<()> 
     Ok(())
 }
 
+fn clerk(department: &str, id: u32) -> Clerk {
+    Clerk {
+        department: department.into(),
+        id,
+        email: format!("clerk{id}@contoso.com"),
+        desk: format!("d{id}"),
+        team: "blue".into(),
+    }
+}
+
+/// A transaction starts from a value or a key of a type the table holds (no
+/// PartitionKey string), takes many items at once, and still refuses items of
+/// another partition before anything is sent.
+async fn transactions_start_from_a_value_or_key(service: TableServiceClient) -> Result<()> {
+    create_tables(&service).await?;
+    let clerks = service.table::<Clerk>(STAFF);
+    let hires: Vec<Clerk> = (1..=12).map(|id| clerk("Sales", id)).collect();
+    let outcomes = clerks
+        .transaction(&hires[0])
+        .insert_all(&hires)
+        .submit()
+        .await?;
+    assert_eq!(outcomes.len(), hires.len());
+    for hire in &hires {
+        assert_eq!(clerks.get(hire.entity_key()?).await?.unwrap().value, *hire);
+    }
+    let moved: Vec<Clerk> = hires
+        .iter()
+        .map(|c| Clerk {
+            desk: format!("{}-moved", c.desk),
+            ..c.clone()
+        })
+        .collect();
+    clerks
+        .transaction(Clerk::key("Sales", 1)?)
+        .replace_all(&moved[..6])
+        .upsert_all(&moved[6..])
+        .submit()
+        .await?;
+    check::<Clerk>(service.engine().as_ref(), STAFF).await?;
+    assert_eq!(
+        clerks.get(Clerk::key("Sales", 12)?).await?.unwrap().value,
+        moved[11]
+    );
+
+    // An item of another partition is refused, naming it; nothing is written.
+    let err = clerks
+        .transaction(&hires[0])
+        .insert(&clerk("Sales", 30))
+        .insert(&clerk("Marketing", 31))
+        .submit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidBatch);
+    assert_eq!(err.batch_index(), Some(1));
+    assert!(clerks.get(Clerk::key("Sales", 30)?).await?.is_none());
+
+    // A key that can't be encoded fails at submit, before anything is sent.
+    let bad = clerk("Sa/les", 40);
+    let err = clerks
+        .transaction(&bad)
+        .insert(&clerk("Sales", 41))
+        .submit()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidKey);
+    assert!(clerks.get(Clerk::key("Sales", 41)?).await?.is_none());
+
+    let keys: Vec<_> = hires
+        .iter()
+        .map(Entity::entity_key)
+        .collect::<Result<_>>()?;
+    clerks
+        .transaction(&keys[0])
+        .delete_all(keys.clone())
+        .submit()
+        .await?;
+    for key in &keys {
+        assert!(clerks.get(key).await?.is_none());
+    }
+    check::<Clerk>(service.engine().as_ref(), STAFF).await?;
+
+    // A union's table starts from any variant's value; items of any type follow.
+    let rows = service.table::<StaffRow>(STAFF);
+    let sales = Department {
+        name: "Sales".into(),
+        employee_count: 1,
+    };
+    let ann = employee("Sales", 1, 0);
+    rows.transaction(&sales)
+        .insert(&sales)
+        .insert(&ann)
+        .submit()
+        .await?;
+    assert!(rows.get(Employee::key("Sales", 1)?).await?.is_some());
+
+    check::<StaffRow>(service.engine().as_ref(), STAFF).await?;
+    Ok(())
+}
+
 // ---- runners: every scenario on two mem configurations and on Azurite ----
 
 fn default_pages() -> TableServiceClient {
@@ -852,4 +952,5 @@ scenarios!(
     oversized_index_entity_is_refused,
     unions_keep_their_variants_indexes,
     typed_keys_reach_their_rows,
+    transactions_start_from_a_value_or_key,
 );

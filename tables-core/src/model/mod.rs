@@ -36,6 +36,7 @@ pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs}
 pub use tag::{kind_of, rows_filter, Tag, TagValue};
 pub use typed_key::{
     Contains, CopyIndex, CopyIndexKeyOf, IndexKey, IndexOf, Key, KeyOf, ListIndex, ListIndexKeyOf,
+    PartitionOf,
 };
 
 use crate::entity::{DynamicEntity, EntityKey};

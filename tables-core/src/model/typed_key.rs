@@ -160,6 +160,41 @@ impl<T: Contains<E>, E> KeyOf<T> for &Key<E> {
     }
 }
 
+/// What names the partition of a `Table<T>` transaction: a [`Key`] of a type `T`
+/// holds (or a reference to one), or a reference to such a value, whose key gives
+/// the PartitionKey.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not name a partition of a `Table<{T}>`",
+    label = "expected a `Key` of a type the table holds, or a reference to such a value",
+    note = "start a transaction from a value (`table.transaction(&value)`) or a key (`table.transaction(T::key(..)?)`)"
+)]
+pub trait PartitionOf<T> {
+    /// The PartitionKey.
+    ///
+    /// # Errors
+    ///
+    /// A value's key encoding error.
+    fn into_partition_key(self) -> crate::Result<String>;
+}
+
+impl<T: Contains<E>, E> PartitionOf<T> for Key<E> {
+    fn into_partition_key(self) -> crate::Result<String> {
+        Ok(self.key.partition_key)
+    }
+}
+
+impl<T: Contains<E>, E> PartitionOf<T> for &Key<E> {
+    fn into_partition_key(self) -> crate::Result<String> {
+        Ok(self.key.partition_key.clone())
+    }
+}
+
+impl<T: Contains<E>, E: Row> PartitionOf<T> for &E {
+    fn into_partition_key(self) -> crate::Result<String> {
+        self.key_of().map(|key| key.partition_key)
+    }
+}
+
 /// A key `Table<T>::get_by_index` accepts: an [`IndexKey`] of a copy index
 /// (`index(..)`, `unique_index(..)`) of a type `T` holds.
 #[diagnostic::on_unimplemented(
