@@ -158,12 +158,19 @@ impl<T: Row> Table<T> {
     }
 
     async fn write_one(&self, item: Item) -> Result<WriteOutcome> {
-        let outcomes = upkeep::run(self.service(), self.name(), vec![item]).await?;
+        let outcomes = upkeep::run(
+            self.service(),
+            self.name(),
+            vec![item],
+            upkeep::Shape::Single,
+        )
+        .await?;
         outcomes.into_iter().next().ok_or_else(|| {
             Error::new(
                 ErrorKind::Server,
                 "the engine answered a write with no outcome",
             )
+            .with_origin(tables_core::Origin::Response)
         })
     }
 }

@@ -80,7 +80,7 @@ mod prelude {
     pub(crate) use crate::read::*;
     pub(crate) use tables_core::{
         col, Column, ContinuationToken, DateTime, DynamicEntity, ETag, Engine, EntityKey,
-        ErrorKind, Filter, IfMatch, ListTablesOptions, QuerySpec, Result, Value, WriteOp,
+        ErrorKind, Filter, IfMatch, ListTablesOptions, Origin, QuerySpec, Result, Value, WriteOp,
         MAX_BATCH_OPERATIONS,
     };
     pub(crate) use uuid::Uuid;

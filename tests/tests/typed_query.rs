@@ -27,8 +27,8 @@ use futures::{StreamExt, TryStreamExt};
 use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::KeyRange;
 use tables_client::{
-    col, ClientOptions, DynamicEntity, Entity, EntityKey, EntityUnion, ErrorKind, PageToken,
-    QueryPlan, Result, TableServiceClient, WriteOp,
+    col, ClientOptions, DynamicEntity, Entity, EntityKey, EntityUnion, ErrorKind, Origin,
+    PageToken, QueryPlan, Result, TableServiceClient, WriteOp,
 };
 
 // ---- scenarios ----
@@ -101,6 +101,64 @@ async fn row_ranges_come_from_the_derive(service: TableServiceClient) -> Result<
         .collect()
         .await?;
     assert!(found.is_empty());
+    Ok(())
+}
+
+/// Unchecked filter text the parser reads is sent as written and narrows the rows
+/// as the typed filter does, ANDed (in parentheses) with the partition, the row
+/// range and the kind; the typed layer checks none of it.
+async fn unchecked_filter_text_narrows_like_a_typed_filter(
+    service: TableServiceClient,
+) -> Result<()> {
+    let (table, all) = seed(&service).await?;
+    let employees = service.table::<Employee>(&table);
+    let want: Vec<_> = in_department(&all, "Sales")
+        .into_iter()
+        .filter(|e| e.age > 35 || e.last_name == "Jones")
+        .cloned()
+        .collect();
+    assert!(!want.is_empty() && want.len() < in_department(&all, "Sales").len());
+    // An `or` inside: without the parentheses it would escape the partition.
+    let unchecked = employees
+        .query()
+        .partition("Sales")
+        .filter_unchecked("Age gt 35 or LastName eq 'Jones'")
+        .collect()
+        .await?;
+    assert_eq!(unchecked, want);
+    let typed = employees
+        .query()
+        .partition("Sales")
+        .filter(Employee::AGE.gt(35).or(Employee::LAST_NAME.eq("Jones")))
+        .collect()
+        .await?;
+    assert_eq!(unchecked, typed);
+    // Beyond the service's 15 comparisons the checked filter is refused before
+    // anything is sent; unchecked text is not checked (the service decides).
+    let sixteen: Vec<String> = (0..16).map(|i| format!("Age eq {}", 20 + i)).collect();
+    let mut checked = Employee::AGE.eq(20);
+    for i in 1..16 {
+        checked = checked.or(Employee::AGE.eq(20 + i));
+    }
+    let err = employees
+        .query()
+        .partition("Sales")
+        .filter(checked)
+        .page(None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidFilter);
+    assert_eq!(err.origin(), Origin::Local);
+    let prepared = employees
+        .query()
+        .partition("Sales")
+        .filter_unchecked(sixteen.join(" or "));
+    assert_eq!(
+        prepared.plan(),
+        QueryPlan::PartitionScan {
+            partition_key: "Sales".into()
+        }
+    );
     Ok(())
 }
 
@@ -466,14 +524,15 @@ async fn a_token_refuses_another_query(service: TableServiceClient) -> Result<()
     ];
     for other in others {
         let err = other.page(Some(&token)).await.unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
+        assert_eq!(err.origin(), Origin::Local);
     }
     let err = base()
         .select::<EmployeeName>()
         .page(Some(&token))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     let err = service
         .table::<Staff>(&table)
         .query()
@@ -482,7 +541,7 @@ async fn a_token_refuses_another_query(service: TableServiceClient) -> Result<()
         .page(Some(&token))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     // The same query, built again, accepts it.
     assert!(base().page(Some(&token)).await.is_ok());
     Ok(())
@@ -517,7 +576,7 @@ async fn a_token_round_trips_as_text(service: TableServiceClient) -> Result<()> 
         &text.replacen("pt1", "pt9", 1),
     ] {
         let err = bad.parse::<PageToken>().unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{bad:?}");
+        assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken, "{bad:?}");
     }
     Ok(())
 }
@@ -742,6 +801,7 @@ scenarios!(
     partition_query_reads_each_primary_once,
     row_ranges_come_from_the_derive,
     typed_filters_narrow_the_rows,
+    unchecked_filter_text_narrows_like_a_typed_filter,
     projection_sends_select_and_decodes,
     take_bounds_the_total_across_pages,
     page_size_shapes_pages,
@@ -773,4 +833,25 @@ fn stream_without_a_runtime_fetches_in_line() {
         .stream();
     let found: Vec<Employee> = futures::executor::block_on(stream.try_collect()).unwrap();
     assert_eq!(found, all);
+}
+
+/// The in-memory engine evaluates only filters its parser reads: unchecked text it
+/// doesn't read fails the query, saying so, instead of matching nothing.
+#[tokio::test]
+async fn mem_refuses_unchecked_text_it_cannot_evaluate() {
+    let service = mem_default();
+    let (table, _) = seed(&service).await.unwrap();
+    let err = service
+        .table::<Employee>(&table)
+        .query()
+        .partition("Sales")
+        .filter_unchecked("Age gt 30 AND Age lt 60")
+        .collect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+    assert_eq!(err.origin(), Origin::Service, "{err}");
+    let text = err.to_string();
+    assert!(text.contains("unchecked filter"), "{text}");
+    assert!(text.contains("Age gt 30 AND Age lt 60"), "{text}");
 }
