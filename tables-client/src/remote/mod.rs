@@ -26,6 +26,7 @@
 
 mod connection;
 mod credential;
+mod diagnose;
 mod endpoint;
 mod engine;
 mod guard;
