@@ -101,7 +101,7 @@ async fn connection_failures_name_the_endpoint_the_request_and_what_to_check() {
         ErrorKind::Transport,
         &format!("https://{host}:443"),
         &format!("GET /{TABLE}()"),
-        "DNS",
+        "does not resolve (DNS",
     );
 
     // HTTPS to a server that answers in plain HTTP.
@@ -125,7 +125,7 @@ async fn connection_failures_name_the_endpoint_the_request_and_what_to_check() {
         ErrorKind::Transport,
         &origin,
         &format!("DELETE /{DEV_ACCOUNT}/Tables('{TABLE}')"),
-        "TLS",
+        "the TLS handshake failed",
     );
     plain.abort();
 
