@@ -244,7 +244,7 @@ impl BulkReport {
              failure: {first}. BulkReport::from_error gives every chunk's outcome, and \
              failed_items() the items to retry"
         );
-        let mut err = Error::new(first.kind(), message);
+        let mut err = Error::new(first.kind(), message).with_origin(first.origin());
         if let Some(index) = first.batch_index() {
             err = err.with_batch_index(index);
         }
@@ -418,12 +418,12 @@ impl<T: Row> BulkWriter<T> {
     async fn send(&self, table: &str, chunk: Chunk) -> ChunkOutcome {
         let indexes = chunk.caller_indexes();
         let items: Vec<Item> = chunk.items.into_iter().map(|p| p.item).collect();
-        let result = upkeep::run(&self.service, table, items).await.map_err(|e| {
-            match e.batch_index().and_then(|i| indexes.get(i)) {
+        let result = upkeep::run(&self.service, table, items, upkeep::Shape::Batch)
+            .await
+            .map_err(|e| match e.batch_index().and_then(|i| indexes.get(i)) {
                 Some(&caller) => e.with_batch_index(caller),
                 None => e,
-            }
-        });
+            });
         ChunkOutcome {
             items: indexes,
             partition_key: chunk.partition_key,

@@ -242,7 +242,7 @@ impl Transaction {
         let ops: Vec<WriteOp> = items.iter().map(Item::plain_op).collect();
         validate_batch(&ops)?;
         check_known_count(&items)?;
-        upkeep::run(&self.service, &self.table, items).await
+        upkeep::run(&self.service, &self.table, items, upkeep::Shape::Batch).await
     }
 }
 

@@ -432,6 +432,8 @@ fn not_found(key: &EntityKey, table: &str) -> Error {
         ErrorKind::EntityNotFound,
         format!("no entity at {key} in table `{table}`"),
     )
+    // The service's read found nothing: its answer, relayed.
+    .with_origin(tables_core::Origin::Service)
     .with_entity_key(key.clone())
 }
 

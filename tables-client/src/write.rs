@@ -188,12 +188,19 @@ impl<T: Row> Table<T> {
     }
 
     pub(crate) async fn write_item(&self, item: Item) -> Result<WriteOutcome> {
-        let outcomes = upkeep::run(self.service(), self.name(), vec![item]).await?;
+        let outcomes = upkeep::run(
+            self.service(),
+            self.name(),
+            vec![item],
+            upkeep::Shape::Single,
+        )
+        .await?;
         outcomes.into_iter().next().ok_or_else(|| {
             Error::new(
                 ErrorKind::Server,
                 "the engine answered a write with no outcome",
             )
+            .with_origin(tables_core::Origin::Response)
         })
     }
 }

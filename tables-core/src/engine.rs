@@ -17,7 +17,14 @@ use crate::write::{WriteOp, WriteOutcome};
 /// Contract shared by every implementation:
 /// - inputs are validated with `tables-core`'s rules before anything is written or
 ///   sent; a rejected call changes nothing;
-/// - errors carry the service's kind, status and code ([`crate::ErrorKind`]);
+/// - errors carry the service's kind, status and code ([`crate::ErrorKind`]), and
+///   say where they came from ([`crate::Error::origin`]): a check made before
+///   anything is sent or written is [`crate::Origin::Local`] on every engine; the
+///   service's answer (or the in-memory engine's, which plays it) is
+///   [`crate::Origin::Service`]; a `TableNotFound` names the table
+///   ([`crate::Error::table`]); only a batch's errors carry a batch index;
+/// - a continuation token the engine can't use fails with
+///   [`crate::ErrorKind::InvalidContinuationToken`], whatever is wrong with it;
 /// - table names compare case-insensitively and keep the case they were created with.
 #[async_trait]
 pub trait Engine: Send + Sync + std::fmt::Debug {

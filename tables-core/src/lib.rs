@@ -24,7 +24,7 @@ mod write;
 pub use datetime::DateTime;
 pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
-pub use error::{Error, ErrorKind, Result, UniqueViolation};
+pub use error::{AuthHint, Error, ErrorKind, Origin, Result, UniqueViolation};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
 pub use model::{
     Contains, Entity, EntityUnion, IndexKey, Key, KeyOf, KeyRange, Property, Row, TypedColumn,

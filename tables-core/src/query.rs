@@ -50,6 +50,22 @@ impl QuerySpec {
         self
     }
 
+    /// Sets `$filter` to text sent exactly as written, **unchecked**
+    /// ([`Filter::unchecked_raw`]): for the rare filter [`Filter::parse`] does not
+    /// read. Prefer [`QuerySpec::filter`] with typed columns, which are checked
+    /// before anything is sent.
+    ///
+    /// ```
+    /// use tables_core::QuerySpec;
+    ///
+    /// let spec = QuerySpec::new().filter_unchecked("Age gt 30 AND Age lt 40");
+    /// assert_eq!(spec.filter.unwrap().to_odata(), "Age gt 30 AND Age lt 40");
+    /// ```
+    #[must_use]
+    pub fn filter_unchecked(self, text: impl Into<String>) -> QuerySpec {
+        self.filter(Filter::unchecked_raw(text))
+    }
+
     /// Sets `$select`.
     #[must_use]
     pub fn select<I, S>(mut self, properties: I) -> QuerySpec
@@ -202,8 +218,12 @@ impl FromStr for ContinuationToken {
     fn from_str(s: &str) -> Result<ContinuationToken> {
         let bad = |why: &str| {
             Error::new(
-                ErrorKind::InvalidQuery,
-                format!("malformed continuation token {s:?}: {why}; pass a token exactly as a previous page returned it"),
+                ErrorKind::InvalidContinuationToken,
+                format!(
+                    "malformed continuation token {:?}: {why}; pass a token exactly as a previous \
+                     page returned it, or start again from the first page",
+                    Short(s)
+                ),
             )
         };
         let mut parts = s.split('.');
@@ -222,6 +242,18 @@ impl FromStr for ContinuationToken {
             return Err(bad("too many parts"));
         }
         Ok(ContinuationToken::new(pk, rk))
+    }
+}
+
+/// At most the first 64 characters of a token, for messages.
+struct Short<'a>(&'a str);
+
+impl fmt::Debug for Short<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(64) {
+            Some((end, _)) => write!(f, "{:?}...", &self.0[..end]),
+            None => write!(f, "{:?}", self.0),
+        }
     }
 }
 
@@ -289,11 +321,17 @@ mod tests {
     }
 
     #[test]
-    fn malformed_tokens_are_invalid_query() {
-        for text in ["", "x.AA", "ct1", "ct1.!!", "ct1.AA.AA.AA"] {
+    fn malformed_tokens_are_invalid_continuation_tokens() {
+        // Unknown prefix, truncated, not base64url, not UTF-8, too many parts.
+        for text in ["", "x.AA", "ct1", "ct1.!!", "ct1._w", "ct1.AA.AA.AA"] {
             let err = text.parse::<ContinuationToken>().unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{text}");
+            assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken, "{text}");
+            assert_eq!(err.origin(), crate::Origin::Local, "{text}");
         }
+        // A long token is not copied whole into the message.
+        let long = format!("ct1.{}", "A".repeat(10_000));
+        let err = format!("{long}!").parse::<ContinuationToken>().unwrap_err();
+        assert!(err.message().len() < 400, "{}", err.message().len());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use tables_core::{Error, ErrorKind, Result};
+use tables_core::{Error, ErrorKind, Origin, Result};
 
 /// The kinds of engine call a [`Fault`] can target, one per [`tables_core::Engine`]
 /// method.
@@ -300,10 +300,17 @@ impl Faults {
                 if fires {
                     self.fired.fetch_add(1, Ordering::Relaxed);
                     let injected = |error: ErrorKind| {
-                        Error::new(
+                        let err = Error::new(
                             error,
                             format!("injected fault on {kind:?} call {call} (targeted call {}); remove it with faults().clear()", armed.seen),
-                        )
+                        );
+                        // As a real failure would come: the connection's for
+                        // transport kinds, the service's answer for the rest.
+                        if err.origin() == Origin::Local {
+                            err.with_origin(Origin::Service)
+                        } else {
+                            err
+                        }
                     };
                     match armed.fault.action {
                         Action::Delay(d) => delay = delay.saturating_add(d),

@@ -16,6 +16,15 @@
 //! - **Validation first.** Keys, entities, queries and batches are checked with
 //!   `tables-core`'s rules before anything changes: a rejected write or batch
 //!   changes nothing.
+//! - **Where errors come from.** The engine plays the service, so its decisions
+//!   about the table's state (a missing table, which it names; a taken key; a stale
+//!   ETag; a token it did not make) are [`tables_core::Origin::Service`], as the
+//!   remote engine reports the service's answers. The checks `tables-core` makes
+//!   before anything happens are [`tables_core::Origin::Local`] on every engine.
+//! - **Unchecked filters** ([`tables_core::Filter::unchecked_raw`]) are evaluated
+//!   when `tables-core`'s parser reads their text; text it does not read fails the
+//!   query with `Unsupported`, saying the engine can't evaluate that unchecked
+//!   filter (the service might).
 //! - **Batches** are all-or-nothing; the error names the failing operation
 //!   ([`tables_core::Error::batch_index`]) with the service's code.
 //! - **Queries** honour `$filter`, `$select` (keys, Timestamp and ETag always

@@ -9,13 +9,14 @@
 use std::collections::HashMap;
 use std::sync::{PoisonError, RwLock};
 
+use tables_core::filter::UncheckedFilter;
 use tables_core::key::{
     cmp_ordinal, validate_entity_key, validate_partition_key, validate_row_key, validate_table_name,
 };
 use tables_core::{
     validate_batch, validate_select, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind,
-    ListTablesOptions, Page, QueryPlan, QuerySpec, Result, TablePage, WriteOp, WriteOutcome,
-    MAX_PAGE_SIZE,
+    Filter, ListTablesOptions, Origin, Page, QueryPlan, QuerySpec, Result, TablePage, WriteOp,
+    WriteOutcome, MAX_PAGE_SIZE,
 };
 
 use crate::clock::Clock;
@@ -37,11 +38,15 @@ pub(crate) struct Store {
     pub(crate) options: MemOptions,
 }
 
+/// The engine's answer for a table it does not have: the service's `404
+/// TableNotFound`, naming the table (the service's own message does not).
 fn table_not_found(name: &str) -> Error {
     Error::new(
         ErrorKind::TableNotFound,
         format!("no table named {name:?}; create it first with create_table"),
     )
+    .with_table(name)
+    .with_origin(Origin::Service)
 }
 
 /// The catalog key of a table name, folded on the stack (no allocation). `None` for
@@ -86,7 +91,9 @@ impl Store {
                     "table {name:?} already exists (as {:?}; table names compare case-insensitively)",
                     existing.name
                 ),
-            ));
+            )
+            .with_table(name)
+            .with_origin(Origin::Service));
         }
         tables.insert(key, Table::new(name));
         Ok(())
@@ -156,6 +163,9 @@ impl Store {
         continuation: Option<&ContinuationToken>,
     ) -> Result<Page<DynamicEntity>> {
         spec.validate()?;
+        if let Some(raw) = spec.filter.as_ref().and_then(Filter::unparsed_part) {
+            return Err(unevaluable(raw));
+        }
         let resume = continuation.map(resume_key).transpose()?;
         let plan = QueryPlan::of(spec.filter.as_ref());
         let rules = PageRules {
@@ -186,13 +196,37 @@ impl Store {
     }
 }
 
+/// The engine's answer to a query with unchecked filter text its parser does not
+/// read: it can't evaluate it (the service might).
+fn unevaluable(raw: &UncheckedFilter) -> Error {
+    let why = raw
+        .parse_error()
+        .map(|e| format!(" ({})", e.message()))
+        .unwrap_or_default();
+    Error::new(
+        ErrorKind::Unsupported,
+        format!(
+            "the in-memory engine can't evaluate the unchecked filter {:?}: it evaluates only \
+             filters its parser reads, and the parser does not read this one{why}. The text is \
+             sent as written to a remote service, which may accept it; on this engine, write \
+             the filter with typed columns (col(..)) or text Filter::parse reads",
+            raw.text()
+        ),
+    )
+    .with_origin(Origin::Service)
+}
+
 /// The key a continuation token of this engine resumes at.
+///
+/// A token this engine did not make is the engine's answer (it plays the service),
+/// with the kind every malformed token gets.
 fn resume_key(token: &ContinuationToken) -> Result<(&str, &str)> {
     let malformed = |why: &str| {
         Error::new(
-            ErrorKind::InvalidQuery,
-            format!("continuation token {token} was not made by this engine ({why}); pass the token of a previous page of the same query"),
+            ErrorKind::InvalidContinuationToken,
+            format!("continuation token {token} was not made by this engine ({why}); pass the token of a previous page of the same query, or start again from the first page"),
         )
+        .with_origin(Origin::Service)
     };
     let row_key = token
         .next_row_key()

@@ -9,7 +9,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use tables_core::size::validate_entity;
 use tables_core::{
-    DateTime, DynamicEntity, ETag, EntityKey, Error, ErrorKind, IfMatch, Result, WriteOp,
+    DateTime, DynamicEntity, ETag, EntityKey, Error, ErrorKind, IfMatch, Origin, Result, WriteOp,
     WriteOutcome,
 };
 
@@ -81,7 +81,8 @@ fn check(op: &WriteOp, current: Option<&DynamicEntity>) -> Result<()> {
                     key_of(op)
                 ),
             )
-            .with_entity_key(key_of(op))),
+            .with_entity_key(key_of(op))
+            .with_origin(Origin::Service)),
             None => Ok(()),
         },
         WriteOp::Replace { if_match, .. }
@@ -95,7 +96,8 @@ fn check(op: &WriteOp, current: Option<&DynamicEntity>) -> Result<()> {
                         key_of(op)
                     ),
                 )
-                .with_entity_key(key_of(op)));
+                .with_entity_key(key_of(op))
+                .with_origin(Origin::Service));
             };
             match if_match {
                 IfMatch::Any => Ok(()),
@@ -107,7 +109,8 @@ fn check(op: &WriteOp, current: Option<&DynamicEntity>) -> Result<()> {
                         key_of(op)
                     ),
                 )
-                .with_entity_key(key_of(op))),
+                .with_entity_key(key_of(op))
+                .with_origin(Origin::Service)),
             }
         }
         WriteOp::UpsertReplace(_) | WriteOp::UpsertMerge(_) => Ok(()),
@@ -136,7 +139,9 @@ fn build(
             for (name, value) in entity.properties() {
                 merged.insert(name, value.clone());
             }
-            validate_entity(&merged)?;
+            // The merged entity is known only here: a limit it breaks is the
+            // engine's answer, as it is the service's.
+            validate_entity(&merged).map_err(|e| e.with_origin(Origin::Service))?;
             merged
         }
         _ => op.entity().cloned().unwrap_or_default(),

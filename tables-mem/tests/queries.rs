@@ -262,13 +262,13 @@ async fn malformed_tokens_and_bad_specs_are_rejected() {
         .query(T, &QuerySpec::new(), Some(&no_row_key))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidQuery);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     let bad_key = ContinuationToken::new("a", Some("x/y".to_owned()));
     let err = engine
         .query(T, &QuerySpec::new(), Some(&bad_key))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidQuery);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     let err = engine
         .query(T, &QuerySpec::new().select(Vec::<String>::new()), None)
         .await

@@ -314,3 +314,87 @@ pub async fn deleted_key_can_be_inserted_again(engine: &dyn Engine, ctx: &Ctx) -
     assert_eq!(props(&got), props_of([("New", Value::Int32(2))]));
     Ok(())
 }
+
+/// Every error says where it came from: a mistake the engine checks before
+/// anything is sent or written is [`Origin::Local`] (kind, status and code as the
+/// service would answer; no request id), the answer about the table's state is the
+/// service's ([`Origin::Service`]; the mem engine plays the service). Only a
+/// batch's errors carry a batch index.
+pub async fn errors_say_whether_they_were_checked_locally(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let local = |err: &tables_core::Error, what: &str| {
+        assert_eq!(err.origin(), Origin::Local, "{what}: {err:?}");
+        assert_eq!(err.request_id(), None, "{what}: {err:?}");
+        assert!(
+            err.to_string()
+                .contains("checked locally, nothing was sent"),
+            "{what}: {err}"
+        );
+    };
+    let service = |err: &tables_core::Error, what: &str| {
+        assert_eq!(err.origin(), Origin::Service, "{what}: {err:?}");
+        assert!(
+            !err.to_string().contains("checked locally"),
+            "{what}: {err}"
+        );
+    };
+    let bad_key = DynamicEntity::new("p", "a/b");
+    let err = expect_kind(
+        engine.write(&table, &WriteOp::Insert(bad_key)).await,
+        ErrorKind::InvalidKey,
+        "a key with '/'",
+    );
+    local(&err, "a key with '/'");
+    assert_eq!(err.batch_index(), None);
+    let err = expect_kind(
+        engine.query(&table, &QuerySpec::new().top(0), None).await,
+        ErrorKind::InvalidQuery,
+        "$top=0",
+    );
+    local(&err, "$top=0");
+    let too_many: Vec<WriteOp> = (0..=MAX_BATCH_OPERATIONS)
+        .map(|i| WriteOp::Insert(DynamicEntity::new("p", format!("r{i:03}"))))
+        .collect();
+    let err = expect_kind(
+        engine.submit_batch(&table, &too_many).await,
+        ErrorKind::InvalidBatch,
+        "101 operations",
+    );
+    local(&err, "101 operations");
+
+    let row = DynamicEntity::new("p", "r").with("A", 1);
+    engine.write(&table, &WriteOp::Insert(row.clone())).await?;
+    let err = expect_kind(
+        engine.write(&table, &WriteOp::Insert(row.clone())).await,
+        ErrorKind::EntityAlreadyExists,
+        "insert of an existing entity",
+    );
+    service(&err, "insert of an existing entity");
+    assert_eq!(err.batch_index(), None, "a single write is no batch");
+    let absent = WriteOp::Replace {
+        entity: DynamicEntity::new("p", "absent"),
+        if_match: IfMatch::Any,
+    };
+    let err = expect_kind(
+        engine.write(&table, &absent).await,
+        ErrorKind::EntityNotFound,
+        "replace of an absent entity",
+    );
+    service(&err, "replace of an absent entity");
+    assert_eq!(err.batch_index(), None, "a single write is no batch");
+    let batch = [
+        WriteOp::Insert(DynamicEntity::new("p", "new")),
+        WriteOp::Insert(row),
+    ];
+    let err = expect_kind(
+        engine.submit_batch(&table, &batch).await,
+        ErrorKind::EntityAlreadyExists,
+        "batch inserting an existing entity",
+    );
+    service(&err, "batch inserting an existing entity");
+    assert_eq!(err.batch_index(), Some(1), "{err:?}");
+    Ok(())
+}

@@ -412,3 +412,45 @@ pub async fn filter_with_too_many_comparisons_is_invalid(
     );
     Ok(())
 }
+
+/// Unchecked filter text ([`Filter::unchecked_raw`]) is sent as written and, when
+/// the parser reads it, matches what the checked filter matches, on its own and
+/// combined (in parentheses) with checked parts; nothing checks it locally, so 16
+/// comparisons are not refused before sending. Blank text is refused locally.
+pub async fn filter_unchecked_text_matches_as_written(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    for i in 0..6 {
+        let e = DynamicEntity::new(if i < 4 { "p" } else { "q" }, format!("r{i}"))
+            .with("Age", Value::Int32(20 + i * 5))
+            .with("Name", if i % 2 == 0 { "even" } else { "odd" });
+        engine.write(&table, &WriteOp::Insert(e)).await?;
+    }
+    let text = "Age gt 30 and not (Name eq 'odd') or RowKey eq 'r0'";
+    let checked = row_keys_matching(engine, &table, Filter::parse(text)?).await?;
+    same(checked.clone(), &["r0", "r4"], "checked filter");
+    same(
+        row_keys_matching(engine, &table, Filter::unchecked_raw(text)).await?,
+        &["r0", "r4"],
+        "unchecked filter",
+    );
+    // Combined: the `or` inside stays inside its parentheses.
+    same(
+        row_keys_matching(
+            engine,
+            &table,
+            Filter::partition_key("q").and(Filter::unchecked_raw(text)),
+        )
+        .await?,
+        &["r4"],
+        "unchecked filter within partition q",
+    );
+    let blank = engine
+        .query(&table, &QuerySpec::new().filter_unchecked(" "), None)
+        .await;
+    let err = expect_kind(blank, ErrorKind::InvalidFilter, "blank unchecked filter");
+    assert_eq!(err.origin(), Origin::Local, "{err:?}");
+    Ok(())
+}

@@ -80,7 +80,7 @@ mod prelude {
     pub(crate) use crate::read::*;
     pub(crate) use tables_core::{
         col, Column, ContinuationToken, DateTime, DynamicEntity, ETag, Engine, EntityKey,
-        ErrorKind, Filter, IfMatch, ListTablesOptions, QuerySpec, Result, Value, WriteOp,
+        ErrorKind, Filter, IfMatch, ListTablesOptions, Origin, QuerySpec, Result, Value, WriteOp,
         MAX_BATCH_OPERATIONS,
     };
     pub(crate) use uuid::Uuid;
@@ -196,6 +196,7 @@ macro_rules! __for_each_scenario {
             crud::extreme_values_round_trip,
             crud::delete_removes_entity,
             crud::deleted_key_can_be_inserted_again,
+            crud::errors_say_whether_they_were_checked_locally,
             write_modes::replace_drops_unmentioned_properties,
             write_modes::merge_keeps_unmentioned_properties,
             write_modes::upsert_replace_inserts_or_replaces,
@@ -233,6 +234,7 @@ macro_rules! __for_each_scenario {
             filters::filter_string_constants_are_escaped,
             filters::filter_parsed_from_odata_text,
             filters::filter_with_too_many_comparisons_is_invalid,
+            filters::filter_unchecked_text_matches_as_written,
             select_top::select_returns_named_properties_and_system_ones,
             select_top::select_of_missing_property_keeps_the_row,
             select_top::select_on_get_entity,

@@ -258,7 +258,8 @@ pub async fn paging_resume_after_deletes(engine: &dyn Engine, ctx: &Ctx) -> Resu
 }
 
 /// A token survives a round trip through its string form, so paging can resume in
-/// another process; a malformed token fails with `InvalidQuery`.
+/// another process; a malformed token fails with `InvalidContinuationToken`,
+/// whatever is wrong with it, before anything is sent.
 pub async fn paging_token_resumes_from_its_string_form(
     engine: &dyn Engine,
     ctx: &Ctx,
@@ -281,11 +282,23 @@ pub async fn paging_token_resumes_from_its_string_form(
         }
     }
     assert_eq!(seen, expected);
-    expect_kind(
-        "not-a-token".parse::<ContinuationToken>(),
-        ErrorKind::InvalidQuery,
-        "malformed token",
-    );
+    let good = ContinuationToken::new("p1", Some("r1".to_owned())).to_string();
+    let malformed = [
+        ("not a token", "not-a-token".to_owned()),
+        ("truncated", good[..good.len() / 2].to_owned()),
+        ("not base64url", format!("{good}!")),
+        ("not UTF-8", "ct1._w".to_owned()),
+        ("an unknown version", good.replacen("ct1", "ct9", 1)),
+        ("an extra part", format!("{good}.AA")),
+    ];
+    for (what, text) in malformed {
+        let err = expect_kind(
+            text.parse::<ContinuationToken>(),
+            ErrorKind::InvalidContinuationToken,
+            what,
+        );
+        assert_eq!(err.origin(), Origin::Local, "{what}: {err:?}");
+    }
     Ok(())
 }
 

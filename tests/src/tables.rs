@@ -213,33 +213,45 @@ pub async fn deleted_table_is_gone(engine: &dyn Engine, ctx: &Ctx) -> Result<()>
     Ok(())
 }
 
+/// Every operation on the missing `table` fails with `TableNotFound`, the
+/// service's answer, naming the table (the service's own message does not).
 async fn check_table_gone(engine: &dyn Engine, table: &str) {
     let key = EntityKey::new("p", "r");
     let entity = DynamicEntity::new("p", "r").with("A", 1);
-    expect_kind(
+    table_not_found(
         engine.get_entity(table, &key, None).await,
-        ErrorKind::TableNotFound,
+        table,
         "get_entity",
     );
-    expect_kind(
+    table_not_found(
         engine.query(table, &QuerySpec::new(), None).await,
-        ErrorKind::TableNotFound,
+        table,
         "query",
     );
     for op in every_mode(&entity) {
-        expect_kind(
+        table_not_found(
             engine.write(table, &op).await,
-            ErrorKind::TableNotFound,
+            table,
             &format!("write {:?}", op.mode()),
         );
     }
-    expect_kind(
+    table_not_found(
         engine
             .submit_batch(table, &[WriteOp::Insert(entity.clone())])
             .await,
-        ErrorKind::TableNotFound,
+        table,
         "submit_batch",
     );
+    table_not_found(engine.delete_table(table).await, table, "delete_table");
+}
+
+/// Asserts a `TableNotFound` answer that names `table`.
+#[track_caller]
+fn table_not_found<T: std::fmt::Debug>(result: Result<T>, table: &str, what: &str) {
+    let err = expect_kind(result, ErrorKind::TableNotFound, what);
+    assert_eq!(err.table(), Some(table), "{what}: {err:?}");
+    assert!(err.to_string().contains(table), "{what}: {err}");
+    assert_eq!(err.origin(), Origin::Service, "{what}: {err:?}");
 }
 
 /// One operation of each of the six write modes on `entity`'s key.

@@ -10,11 +10,12 @@
 #![allow(clippy::unwrap_used)] // tests
 
 use tables_client::remote::{
-    AccountKey, Credential, RemoteEngine, SasToken, TableSasBuilder, TableSasPermissions,
+    AccountKey, Credential, RemoteEngine, RetryPolicy, SasToken, TableSasBuilder,
+    TableSasPermissions,
 };
 use tables_client::{
-    col, DateTime, DynamicEntity, Engine, EntityKey, ErrorKind, QuerySpec, TableServiceClient,
-    WriteOp,
+    col, AuthHint, DateTime, DynamicEntity, Engine, EntityKey, ErrorKind, Origin, QuerySpec,
+    TableServiceClient, WriteOp,
 };
 use tables_tests::azurite::{connection_string, dev_key, engine, url_or_skip, DEV_ACCOUNT};
 use tables_tests::read::query_all;
@@ -101,11 +102,18 @@ async fn a_wrong_key_is_refused() {
         return;
     };
     // A well-formed key that is not the account's: Azurite checks the signature.
-    let wrong = AccountKey::new(DEV_ACCOUNT, "d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ=").unwrap();
-    for credential in [
-        Credential::SharedKey(wrong.clone()),
-        Credential::SharedKeyLite(wrong),
-        Credential::Anonymous,
+    const WRONG: &str = "d3Jvbmcga2V5IGZvciB0aGUgZGV2IGFjY291bnQ=";
+    let wrong = AccountKey::new(DEV_ACCOUNT, WRONG).unwrap();
+    for (credential, hint) in [
+        (
+            Credential::SharedKey(wrong.clone()),
+            AuthHint::WrongAccountOrKey,
+        ),
+        (
+            Credential::SharedKeyLite(wrong),
+            AuthHint::WrongAccountOrKey,
+        ),
+        (Credential::Anonymous, AuthHint::NoCredential),
     ] {
         let engine = RemoteEngine::builder(&url)
             .credential(credential)
@@ -114,7 +122,17 @@ async fn a_wrong_key_is_refused() {
         let err = engine.create_table(&unique("Refused")).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
         assert_eq!(err.status(), Some(403), "{err:?}");
+        assert_eq!(err.origin(), Origin::Service, "{err:?}");
+        assert_eq!(err.auth_hint(), Some(hint), "{err}");
         assert!(!err.is_transient());
+        // What to check, and never the key or a signature.
+        let shown = format!("{err} {err:?}");
+        if hint == AuthHint::WrongAccountOrKey {
+            assert!(shown.contains(DEV_ACCOUNT), "{shown}");
+        }
+        for secret in [WRONG, &WRONG[..16], "SharedKey devstoreaccount1:"] {
+            assert!(!shown.contains(secret), "{secret:?} in {shown}");
+        }
     }
 }
 
@@ -207,7 +225,8 @@ async fn sas_permissions_and_expiry_are_enforced_by_the_service() {
     let owner = engine(&url);
     let table = seeded(&owner, "Perms").await;
 
-    // Read-only: reads pass, every write is refused by Azurite (403).
+    // Read-only: reads pass, every write is refused by Azurite (403
+    // AuthorizationPermissionMismatch), and the error says which permission.
     let reader = sas_engine(
         &url,
         TableSasBuilder::new(&table, TableSasPermissions::read_only(), in_a_year())
@@ -234,6 +253,12 @@ async fn sas_permissions_and_expiry_are_enforced_by_the_service() {
         let err = reader.write(&table, &op).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Auth, "{:?}: {err:?}", op.mode());
         assert_eq!(err.status(), Some(403));
+        assert_eq!(
+            err.auth_hint(),
+            Some(AuthHint::MissingPermission),
+            "{:?}: {err}",
+            op.mode()
+        );
     }
 
     // Read and add: inserts pass; deletes still refused.
@@ -258,29 +283,125 @@ async fn sas_permissions_and_expiry_are_enforced_by_the_service() {
         .unwrap();
     assert!(get(&adder, &table, "p4").await.unwrap().is_some());
 
-    // Expired: refused.
-    let start = DateTime::from_ymd_hms(2020, 1, 1, 0, 0, 0).unwrap();
-    let expired = TableSasBuilder::new(
+    // An expiry already past: refused by the builder, before anything is sent.
+    let past = TableSasBuilder::new(
         &table,
         TableSasPermissions::all(),
         DateTime::from_ymd_hms(2020, 1, 2, 0, 0, 0).unwrap(),
     )
-    .start(start)
     .sign(&dev_key())
-    .unwrap();
-    let err = get(&sas_engine(&url, expired), &table, "p1")
+    .unwrap_err();
+    assert_eq!(past.kind(), ErrorKind::InvalidInput, "{past:?}");
+    assert_eq!(past.auth_hint(), Some(AuthHint::SasExpired));
+    assert_eq!(past.origin(), Origin::Local);
+
+    // Expired since it was made: refused by Azurite, and the error says so.
+    let expiry = DateTime::now()
+        .checked_add_ticks(2 * DateTime::TICKS_PER_SECOND)
+        .unwrap();
+    let soon_expired = TableSasBuilder::new(&table, TableSasPermissions::all(), expiry)
+        .sign(&dev_key())
+        .unwrap();
+    let soon_expired = sas_engine(&url, soon_expired);
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let err = get(&soon_expired, &table, "p1").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
+    assert_eq!(err.auth_hint(), Some(AuthHint::SasExpired), "{err}");
+
+    // Not valid yet: refused, and the error says from when.
+    let later = |hours: i64| {
+        DateTime::now()
+            .checked_add_ticks(hours * 3600 * DateTime::TICKS_PER_SECOND)
+            .unwrap()
+    };
+    let early = TableSasBuilder::new(&table, TableSasPermissions::all(), later(2))
+        .start(later(1))
+        .sign(&dev_key())
+        .unwrap();
+    let err = get(&sas_engine(&url, early), &table, "p1")
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
+    assert_eq!(err.auth_hint(), Some(AuthHint::SasNotYetValid), "{err}");
 
     // A token for another table does not open this one.
-    let other = TableSasBuilder::new(unique("Other"), TableSasPermissions::all(), in_a_year())
+    let other_name = unique("Other");
+    let other = TableSasBuilder::new(&other_name, TableSasPermissions::all(), in_a_year())
         .sign(&dev_key())
         .unwrap();
     let err = get(&sas_engine(&url, other), &table, "p1")
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth, "{err:?}");
+    assert_eq!(err.auth_hint(), Some(AuthHint::MissingPermission), "{err}");
+    assert!(err.to_string().contains(&other_name), "{err}");
+    owner.delete_table(&table).await.unwrap();
+}
+
+/// Connection failures name the endpoint, the request and what to check, on the
+/// run's Azurite: https to its plain-http port fails the TLS handshake.
+#[tokio::test]
+async fn https_to_azurites_plain_http_port_says_tls() {
+    let Some(url) = url_or_skip("remote_azurite::https_to_azurites_plain_http_port_says_tls")
+    else {
+        return;
+    };
+    let https = url.replacen("http://", "https://", 1);
+    let engine = RemoteEngine::builder(&https)
+        .credential(Credential::SharedKey(dev_key()))
+        .retry_policy(RetryPolicy::none())
+        .build()
+        .unwrap();
+    let err = engine.create_table(&unique("Tls")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
+    assert_eq!(err.origin(), Origin::Transport, "{err:?}");
+    let parsed = reqwest::Url::parse(&https).unwrap();
+    let origin = format!(
+        "https://{}:{}",
+        parsed.host_str().unwrap(),
+        parsed.port().unwrap()
+    );
+    let text = err.to_string();
+    assert!(text.contains(&origin), "{text}");
+    assert!(text.contains("POST /devstoreaccount1/Tables"), "{text}");
+    assert!(text.contains("the TLS handshake failed"), "{text}");
+}
+
+/// Unchecked filter text reaches the service as written: Azurite reads upper-case
+/// keywords (protocol reference §9), which `Filter::parse` does not, and answers
+/// the query.
+#[tokio::test]
+async fn unchecked_filter_text_reaches_the_service_as_written() {
+    let Some(url) =
+        url_or_skip("remote_azurite::unchecked_filter_text_reaches_the_service_as_written")
+    else {
+        return;
+    };
+    let owner = engine(&url);
+    let table = seeded(&owner, "Raw").await;
+    let text = "Note eq 'p1/r' OR Note eq 'p3/r'";
+    assert!(tables_client::Filter::parse(text).is_err());
+    let spec = QuerySpec::new().filter_unchecked(text);
+    let rows = query_all(&owner, &table, &spec).await.unwrap();
+    let partitions: Vec<&str> = rows.iter().map(|e| e.partition_key.as_str()).collect();
+    assert_eq!(partitions, ["p1", "p3"]);
+    // Combined with a checked part, it stays in its parentheses.
+    let spec = QuerySpec::new().filter(
+        col("PartitionKey")
+            .eq("p3")
+            .and(tables_client::Filter::unchecked_raw(text)),
+    );
+    let rows = query_all(&owner, &table, &spec).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].partition_key, "p3");
+    // The mem engine can't evaluate it, and says so.
+    let mem = tables_client::mem::MemEngine::new();
+    mem.create_table(&table).await.unwrap();
+    let err = mem
+        .query(&table, &QuerySpec::new().filter_unchecked(text), None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
     owner.delete_table(&table).await.unwrap();
 }
 

@@ -4,6 +4,8 @@
 //! timeouts (this file); paging, malformed answers, request shape, credentials,
 //! secrets in logs and the fault proxy (the modules under `remote_wire/`).
 
+#[path = "remote_wire/diagnostics.rs"]
+mod diagnostics;
 #[path = "remote_wire/malformed.rs"]
 mod malformed;
 #[path = "remote_wire/paging.rs"]

@@ -14,6 +14,8 @@
 
 #[path = "typed_query/fixtures.rs"]
 mod fixtures;
+#[path = "typed_query/unchecked.rs"]
+mod unchecked;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -27,9 +29,10 @@ use futures::{StreamExt, TryStreamExt};
 use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::KeyRange;
 use tables_client::{
-    col, ClientOptions, DynamicEntity, Entity, EntityKey, EntityUnion, ErrorKind, PageToken,
-    QueryPlan, Result, TableServiceClient, WriteOp,
+    col, ClientOptions, DynamicEntity, Entity, EntityKey, EntityUnion, ErrorKind, Origin,
+    PageToken, QueryPlan, Result, TableServiceClient, WriteOp,
 };
+use unchecked::unchecked_filter_text_narrows_like_a_typed_filter;
 
 // ---- scenarios ----
 
@@ -466,14 +469,15 @@ async fn a_token_refuses_another_query(service: TableServiceClient) -> Result<()
     ];
     for other in others {
         let err = other.page(Some(&token)).await.unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
+        assert_eq!(err.origin(), Origin::Local);
     }
     let err = base()
         .select::<EmployeeName>()
         .page(Some(&token))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     let err = service
         .table::<Staff>(&table)
         .query()
@@ -482,7 +486,7 @@ async fn a_token_refuses_another_query(service: TableServiceClient) -> Result<()
         .page(Some(&token))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     // The same query, built again, accepts it.
     assert!(base().page(Some(&token)).await.is_ok());
     Ok(())
@@ -517,7 +521,7 @@ async fn a_token_round_trips_as_text(service: TableServiceClient) -> Result<()> 
         &text.replacen("pt1", "pt9", 1),
     ] {
         let err = bad.parse::<PageToken>().unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{bad:?}");
+        assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken, "{bad:?}");
     }
     Ok(())
 }
@@ -745,6 +749,7 @@ scenarios!(
     partition_query_reads_each_primary_once,
     row_ranges_come_from_the_derive,
     typed_filters_narrow_the_rows,
+    unchecked_filter_text_narrows_like_a_typed_filter,
     projection_sends_select_and_decodes,
     take_bounds_the_total_across_pages,
     page_size_shapes_pages,

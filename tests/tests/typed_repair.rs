@@ -246,7 +246,7 @@ async fn checks_run_page_by_page_and_resume_from_a_token(backend: Backend) {
         .index("email")
         .resume(token.clone())
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken);
     // The same check resumes where it stopped.
     let mut check = staff
         .repair_indexes()

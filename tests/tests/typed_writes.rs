@@ -11,11 +11,14 @@
 
 #![allow(clippy::unwrap_used)] // tests
 
+#[path = "typed_writes/batch_index.rs"]
+mod batch_index;
 #[path = "typed_upkeep/support.rs"]
 mod support;
 
 use std::sync::Arc;
 
+use batch_index::only_batch_errors_name_a_batch_index;
 use support::{
     check, create_tables, employee, intents, Call, Clerk, Department, Employee, Recorder, BY_CITY,
     BY_EMAIL, STAFF,
@@ -949,6 +952,7 @@ scenarios!(
     lookups_through_copies,
     transactions_mix_types_and_keep_indexes,
     transaction_errors_name_the_item,
+    only_batch_errors_name_a_batch_index,
     oversized_index_entity_is_refused,
     unions_keep_their_variants_indexes,
     typed_keys_reach_their_rows,

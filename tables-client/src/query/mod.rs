@@ -183,6 +183,22 @@ impl<T: Row> Query<T> {
         self
     }
 
+    /// Only rows matching `$filter` text sent exactly as written, **unchecked**
+    /// ([`Filter::unchecked_raw`]), ANDed with the other parts (in parentheses): the
+    /// escape hatch for the rare filter [`Filter::parse`] does not read. Prefer
+    /// [`Query::filter`] with typed columns, which are checked before anything is
+    /// sent and use the codec's stored property names; the text names stored
+    /// properties as the service sees them.
+    ///
+    /// A mistake in the text comes back as the service's answer. The in-memory
+    /// engine evaluates the text if [`Filter::parse`] reads it, and otherwise fails
+    /// the query with [`ErrorKind::Unsupported`], saying it can't evaluate the
+    /// unchecked filter.
+    #[must_use]
+    pub fn filter_unchecked(self, text: impl Into<String>) -> Self {
+        self.filter(Filter::unchecked_raw(text))
+    }
+
     /// Reads into `P`, a projection of `T`: a smaller `#[derive(Entity)]` (or union)
     /// with the same kind and keys, holding only some of the fields. The query sends
     /// `$select` with `P`'s stored properties (and `EntityType`, `EntityVersion`), so
@@ -328,8 +344,10 @@ impl<T: Row> Query<T> {
     ///
     /// # Errors
     ///
-    /// Before anything is sent: [`ErrorKind::InvalidInput`] for a token of another
-    /// query (or a projection of another kind); [`ErrorKind::InvalidQuery`] for a
+    /// Before anything is sent: [`ErrorKind::InvalidContinuationToken`] for a token
+    /// of another query (another table, filter, projection, page size or take);
+    /// [`ErrorKind::InvalidInput`] for a projection of another kind;
+    /// [`ErrorKind::InvalidQuery`] for a
     /// page size outside 1 to 1,000 or a table scan when the client forbids them
     /// ([`ClientOptions::allow_table_scans`](crate::ClientOptions::allow_table_scans));
     /// [`ErrorKind::InvalidFilter`] for a filter the service would refuse. Then the

@@ -22,7 +22,8 @@ use tables_core::{ContinuationToken, Error, ErrorKind, Result};
 /// The fingerprint covers the table, the whole filter (partition, RowKey range,
 /// filters and the kind filter), the `$select` list, the page size and `take`;
 /// [`Query::page`](crate::Query::page) refuses a token of any other query with
-/// [`ErrorKind::InvalidInput`] before anything is sent. It is a guard against
+/// [`ErrorKind::InvalidContinuationToken`] before anything is sent, the kind a
+/// malformed token gets too. It is a guard against
 /// mistakes (a token passed to the wrong query), not a signature: the continuation
 /// inside is the service's own and tells nothing the caller may not see.
 ///
@@ -70,7 +71,7 @@ impl PageToken {
             return Ok(());
         }
         Err(Error::new(
-            ErrorKind::InvalidInput,
+            ErrorKind::InvalidContinuationToken,
             format!(
                 "the page token belongs to another query (fingerprint {:016x}, this query is {query:016x}); \
                  resume with the same table, partition, row range, filters, projection, page size and take \
@@ -97,9 +98,11 @@ impl FromStr for PageToken {
     fn from_str(s: &str) -> Result<PageToken> {
         let bad = |why: &str| {
             Error::new(
-                ErrorKind::InvalidQuery,
+                ErrorKind::InvalidContinuationToken,
                 format!(
-                    "malformed page token {s:?}: {why}; pass a token exactly as a previous page returned it"
+                    "malformed page token {:?}: {why}; pass a token exactly as a previous page \
+                     returned it, or start again from the first page",
+                    short(s)
                 ),
             )
         };
@@ -152,6 +155,13 @@ impl<'de> serde::Deserialize<'de> for PageToken {
     }
 }
 
+/// At most the first 80 characters of a token, for messages.
+fn short(text: &str) -> &str {
+    text.char_indices()
+        .nth(80)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
 /// A query's fingerprint: 64-bit FNV-1a over its parts, each followed by a byte that
 /// never occurs in UTF-8 text (so `("ab", "c")` and `("a", "bc")` differ). Stable
 /// across processes and Rust versions, unlike `std`'s hasher.
@@ -201,7 +211,7 @@ mod tests {
     }
 
     #[test]
-    fn malformed_tokens_are_invalid_query() {
+    fn malformed_tokens_are_invalid_continuation_tokens() {
         for text in [
             "",
             "pt1",
@@ -213,7 +223,7 @@ mod tests {
             "pt1.00000000000000ff.1.ct2.AA",
         ] {
             let err = text.parse::<PageToken>().unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::InvalidQuery, "{text}");
+            assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken, "{text}");
         }
         assert!(serde_json::from_str::<PageToken>("\"pt1\"").is_err());
     }
@@ -222,7 +232,10 @@ mod tests {
     fn check_refuses_other_queries() {
         let token = PageToken::new(7, 0, ContinuationToken::new("a", None));
         assert!(token.check(7).is_ok());
-        assert_eq!(token.check(8).unwrap_err().kind(), ErrorKind::InvalidInput);
+        assert_eq!(
+            token.check(8).unwrap_err().kind(),
+            ErrorKind::InvalidContinuationToken
+        );
     }
 
     #[test]

@@ -310,6 +310,16 @@ impl SasToken {
         &self.query
     }
 
+    /// The signature as decoded and as encoded in the query: what to scrub from an
+    /// answer that echoes it.
+    pub(crate) fn signature_forms(&self) -> [String; 2] {
+        let sig = self.param("sig").unwrap_or_default();
+        [
+            sig.to_owned(),
+            utf8_percent_encode(sig, QUERY_VALUE).to_string(),
+        ]
+    }
+
     fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()

@@ -192,6 +192,17 @@ impl Endpoint {
         self.url.port_or_known_default().unwrap_or(443)
     }
 
+    /// `scheme://host:port`, the port always written: where requests go, for error
+    /// messages. Never a path, query or credential.
+    pub(crate) fn origin(&self) -> String {
+        format!("{}://{}:{}", self.url.scheme(), self.host(), self.port())
+    }
+
+    /// Whether requests go over HTTPS.
+    pub(crate) fn is_https(&self) -> bool {
+        self.url.scheme() == "https"
+    }
+
     /// Whether the endpoint looks like the Cosmos DB Table API.
     pub(crate) fn is_cosmos(&self) -> bool {
         self.cosmos

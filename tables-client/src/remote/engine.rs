@@ -17,9 +17,11 @@ use tracing::Instrument;
 
 use super::connection::ConnectionString;
 use super::credential::Credential;
+use super::diagnose::Needs;
 use super::endpoint::{Endpoint, HttpPolicy};
 use super::guard::KeyRangeGuard;
 use super::retry::RetryPolicy;
+use super::sas::TableSasPermissions;
 use super::transport::{Request, Response, Transport, JSON};
 
 /// The Table service over HTTPS: Azure Storage, the Cosmos DB Table API, or Azurite.
@@ -175,8 +177,11 @@ impl RemoteEngine {
     }
 
     /// Sends a request inside a span that follows OpenTelemetry's database client
-    /// conventions.
-    async fn send(&self, op: Op<'_>, request: Request) -> Result<Response> {
+    /// conventions. A missing table is named in the error.
+    async fn send(&self, op: Op<'_>, mut request: Request) -> Result<Response> {
+        request.operation = op.name;
+        op.table.clone_into(&mut request.table);
+        request.needs = op.needs;
         let endpoint = &self.transport().endpoint;
         let span = tracing::info_span!(
             "tables.request",
@@ -203,7 +208,7 @@ impl RemoteEngine {
         if let Err(error) = &outcome {
             span.record("error.type", tracing::field::debug(error.kind()));
         }
-        outcome
+        outcome.map_err(|e| name_missing_table(e, op.table))
     }
 
     fn check_key(&self, key: &EntityKey) -> Result<()> {
@@ -312,12 +317,14 @@ impl RemoteEngineBuilder {
     }
 }
 
-/// What a request is, for its span.
+/// What a request is, for its span and its errors.
 #[derive(Clone, Copy)]
 struct Op<'a> {
     name: &'static str,
     table: &'a str,
     partition_key: &'a str,
+    /// What it needs from a SAS (reading, unless set).
+    needs: Needs,
 }
 
 impl<'a> Op<'a> {
@@ -326,6 +333,7 @@ impl<'a> Op<'a> {
             name,
             table,
             partition_key: "",
+            needs: Needs::READ,
         }
     }
 
@@ -333,6 +341,41 @@ impl<'a> Op<'a> {
         self.partition_key = partition_key;
         self
     }
+
+    fn needs(mut self, needs: Needs) -> Op<'a> {
+        self.needs = needs;
+        self
+    }
+}
+
+/// The SAS permissions a write needs: `a` to insert, `u` to replace or merge, both
+/// for an upsert, `d` to delete (protocol reference §3.3).
+fn write_needs(op: &WriteOp) -> TableSasPermissions {
+    let (add, update, delete) = match op {
+        WriteOp::Insert(_) => (true, false, false),
+        WriteOp::Replace { .. } | WriteOp::Merge { .. } => (false, true, false),
+        WriteOp::UpsertReplace(_) | WriteOp::UpsertMerge(_) => (true, true, false),
+        WriteOp::Delete { .. } => (false, false, true),
+    };
+    TableSasPermissions {
+        read: false,
+        add,
+        update,
+        delete,
+    }
+}
+
+/// The service's `TableNotFound` does not say which table; the request does.
+fn name_missing_table(error: Error, table: &str) -> Error {
+    if error.kind() != ErrorKind::TableNotFound || error.table().is_some() {
+        return error;
+    }
+    let message = format!(
+        "the table {table:?} does not exist (the service said: {}); create it first with \
+         create_table",
+        error.message()
+    );
+    error.with_message(message).with_table(table)
 }
 
 fn request(method: Method, path: String) -> Request {
@@ -347,6 +390,10 @@ fn request(method: Method, path: String) -> Request {
         body: None,
         // Reads; writes set their own.
         replay_safe: true,
+        // Set from the operation when sent.
+        operation: "",
+        table: String::new(),
+        needs: Needs::READ,
     }
 }
 
@@ -414,17 +461,22 @@ impl Engine for RemoteEngine {
         req.content_type = Some(Cow::Borrowed(JSON));
         req.prefer_no_content = true;
         req.body = Some(Bytes::from(odata::create_table_body(table)));
-        self.send(Op::new("CreateTable", table), req).await?;
+        let op = Op::new("CreateTable", table).needs(Needs::TableLevel);
+        self.send(op, req).await?;
         Ok(())
     }
 
     async fn delete_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;
         let req = request(Method::DELETE, odata::table_resource_path(table));
-        match self.send(Op::new("DeleteTable", table), req).await {
+        let op = Op::new("DeleteTable", table).needs(Needs::TableLevel);
+        match self.send(op, req).await {
             Ok(_) => Ok(()),
             // The service answers a missing table with 404 ResourceNotFound here.
-            Err(e) if e.status() == Some(404) => Err(e.with_kind(ErrorKind::TableNotFound)),
+            Err(e) if e.status() == Some(404) => Err(name_missing_table(
+                e.with_kind(ErrorKind::TableNotFound),
+                table,
+            )),
             Err(e) => Err(e),
         }
     }
@@ -433,7 +485,8 @@ impl Engine for RemoteEngine {
         options.validate()?;
         let mut req = request(Method::GET, "Tables".to_owned());
         req.query = odata::table_query_string(options);
-        let response = self.send(Op::new("QueryTables", "Tables"), req).await?;
+        let op = Op::new("QueryTables", "Tables").needs(Needs::TableLevel);
+        let response = self.send(op, req).await?;
         let names = odata::decode_table_names(&response.body)?;
         let continuation = response
             .header("x-ms-continuation-NextTableName")
@@ -545,7 +598,9 @@ impl Engine for RemoteEngine {
             req.content_type = Some(Cow::Borrowed(JSON));
             req.body = Some(Bytes::from(body));
         }
-        let span_op = Op::new(name, table).partition(&key.partition_key);
+        let span_op = Op::new(name, table)
+            .partition(&key.partition_key)
+            .needs(Needs::Entities(write_needs(op)));
         let response = self
             .send(span_op, req)
             .await
@@ -585,12 +640,25 @@ impl Engine for RemoteEngine {
         // Atomic: a second delivery fails as a whole if any operation would.
         req.replay_safe = ops.iter().any(WriteOp::is_replay_safe);
         let partition = ops.first().map_or("", WriteOp::partition_key);
-        let op = Op::new("ExecuteBatch", table).partition(partition);
+        let needs = ops
+            .iter()
+            .map(write_needs)
+            .fold(TableSasPermissions::default(), |all, one| {
+                TableSasPermissions {
+                    read: all.read || one.read,
+                    add: all.add || one.add,
+                    update: all.update || one.update,
+                    delete: all.delete || one.delete,
+                }
+            });
+        let op = Op::new("ExecuteBatch", table)
+            .partition(partition)
+            .needs(Needs::Entities(needs));
         let response = self.send(op, req).await?;
         let content_type = response.header("content-type").unwrap_or_default();
         let mut outcomes = batch::parse_batch_response(content_type, &response.body, ops.len())
             .map_err(|e| {
-                let e = e.with_attempts(response.attempts);
+                let e = name_missing_table(e, table).with_attempts(response.attempts);
                 if response.may_have_applied {
                     e.with_may_have_applied()
                 } else {

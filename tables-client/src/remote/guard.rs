@@ -12,7 +12,7 @@
 use tables_core::filter::MAX_COMPARISONS;
 use tables_core::key::cmp_ordinal;
 use tables_core::{
-    Column, EntityKey, Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Value,
+    AuthHint, Column, EntityKey, Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Value,
 };
 
 use super::credential::SasToken;
@@ -70,6 +70,7 @@ impl KeyRangeGuard {
             ),
         )
         .with_service_code("AuthorizationFailure")
+        .with_auth_hint(AuthHint::MissingPermission)
     }
 
     /// Whether a key lies within the range (both ends inclusive; a bound without a
@@ -209,6 +210,8 @@ mod tests {
             let err = g.check_key(&EntityKey::new(pk, "any")).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Auth, "{pk}");
             assert_eq!(err.status(), Some(403));
+            assert_eq!(err.origin(), tables_core::Origin::Local);
+            assert_eq!(err.auth_hint(), Some(AuthHint::MissingPermission));
         }
     }
 

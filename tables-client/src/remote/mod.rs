@@ -18,6 +18,15 @@
 //!   [`RetryPolicy`], honouring `Retry-After` and `x-ms-retry-after-ms`. A write whose
 //!   earlier attempt may have been applied says so
 //!   ([`Error::may_have_applied`](crate::Error::may_have_applied)).
+//! - **Errors that say what to check:** a failed connection names the endpoint
+//!   (`scheme://host:port`, never a SAS or key) and the request (`GET /path`), and
+//!   says whether nothing was listening, the name did not resolve, the TLS
+//!   handshake failed or no answer came in time
+//!   ([`Origin::Transport`](crate::Origin::Transport)). A `403` carries
+//!   [`Error::auth_hint`](crate::Error::auth_hint) and advice: a wrong account name
+//!   or key, a SAS expired or not yet valid, this machine's clock off from the
+//!   service's (its `Date` header), a SAS without the permission or for another
+//!   table. The service's `TableNotFound` is given the table's name.
 //! - **Tracing:** one `tables.request` span per operation, with OpenTelemetry's
 //!   database-client attributes (`db.system.name`, `db.namespace`,
 //!   `db.collection.name`, `db.operation.name`, `server.address`,
@@ -26,6 +35,7 @@
 
 mod connection;
 mod credential;
+mod diagnose;
 mod endpoint;
 mod engine;
 mod guard;

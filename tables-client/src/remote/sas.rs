@@ -12,7 +12,7 @@ use std::str::FromStr;
 use tables_core::key::{
     cmp_ordinal, validate_partition_key, validate_row_key, validate_table_name,
 };
-use tables_core::{DateTime, Error, ErrorKind, Result};
+use tables_core::{AuthHint, DateTime, Error, ErrorKind, Result};
 
 use super::credential::{AccountKey, SasToken};
 
@@ -252,8 +252,33 @@ impl TableSasBuilder {
     /// [`ErrorKind::InvalidInput`] if the table name is invalid, no permission is set
     /// (and no policy), the expiry is not after the start, a key bound is not a valid
     /// key or the start key lies after the end key, the IP range or policy id is
-    /// malformed, or the version is not `YYYY-MM-DD` from 2015-04-05 on.
+    /// malformed, or the version is not `YYYY-MM-DD` from 2015-04-05 on. An expiry
+    /// already past (by this machine's clock) is refused the same way, with
+    /// [`AuthHint::SasExpired`](crate::AuthHint::SasExpired): the token would be
+    /// refused on its first use.
+    ///
+    /// ```
+    /// use tables_client::remote::{AccountKey, TableSasBuilder, TableSasPermissions};
+    /// use tables_client::{AuthHint, DateTime, ErrorKind, Origin};
+    ///
+    /// let key = AccountKey::new("devstoreaccount1", "c2VjcmV0LWtleQ==")?;
+    /// let yesterday = DateTime::from_unix_nanos(
+    ///     DateTime::now().to_unix_nanos() - 86_400 * 1_000_000_000,
+    /// ).expect("in range");
+    /// let err = TableSasBuilder::new("orders", TableSasPermissions::read_only(), yesterday)
+    ///     .sign(&key)
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    /// assert_eq!(err.auth_hint(), Some(AuthHint::SasExpired));
+    /// assert_eq!(err.origin(), Origin::Local);
+    /// # Ok::<(), tables_client::Error>(())
+    /// ```
     pub fn sign(&self, key: &AccountKey) -> Result<SasToken> {
+        self.sign_at(key, DateTime::now())
+    }
+
+    /// [`TableSasBuilder::sign`] with `now` as the current time.
+    fn sign_at(&self, key: &AccountKey, now: DateTime) -> Result<SasToken> {
         validate_table_name(&self.table).map_err(|e| invalid(e.message().to_owned()))?;
         let permissions = match (self.permissions.as_str(), &self.policy_id) {
             (Ok(letters), _) => letters,
@@ -266,9 +291,19 @@ impl TableSasBuilder {
             // Same fixed-width format: text order is time order.
             if expiry <= *start {
                 return Err(invalid(format!(
-                    "the SAS expiry {expiry} is not after its start {start}"
+                    "the SAS expiry {expiry} is not after its start {start}: the token would \
+                     never be valid; set the expiry after the start"
                 )));
             }
+        }
+        let now_text = format_sas_time(now);
+        if expiry <= now_text {
+            return Err(invalid(format!(
+                "the SAS expiry {expiry} is not in the future (it is now {now_text} by this \
+                 machine's clock): the token would be refused on its first use; set an expiry \
+                 after now"
+            ))
+            .with_auth_hint(AuthHint::SasExpired));
         }
         self.check_keys()?;
         let ip_range = self.ip_range.as_deref().map(check_ip_range).transpose()?;
@@ -591,6 +626,34 @@ mod tests {
                 .sign(&dev_key())
                 .unwrap();
         assert_eq!(with_policy.permissions(), None);
+    }
+
+    #[test]
+    fn an_expiry_already_past_is_refused_before_anything_is_sent() {
+        let now = DateTime::from_ymd_hms(2026, 6, 1, 12, 0, 0).unwrap();
+        let builder = |expiry| TableSasBuilder::new("orders", TableSasPermissions::all(), expiry);
+        let one_second = DateTime::TICKS_PER_SECOND;
+        for expiry in [
+            now.checked_add_ticks(-3600 * one_second).unwrap(),
+            now,
+            // Fractions are dropped: this is `now` on the wire.
+            now.checked_add_ticks(one_second / 2).unwrap(),
+        ] {
+            let err = builder(expiry).sign_at(&dev_key(), now).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+            assert_eq!(err.auth_hint(), Some(AuthHint::SasExpired), "{err}");
+            assert_eq!(err.origin(), tables_core::Origin::Local);
+            assert_eq!(err.status(), None, "no answer of the service's");
+        }
+        let soon = now.checked_add_ticks(one_second).unwrap();
+        assert!(builder(soon).sign_at(&dev_key(), now).is_ok());
+        // A start after the expiry: refused too, without the hint (it is not expiry).
+        let err = builder(soon)
+            .start(now.checked_add_ticks(2 * one_second).unwrap())
+            .sign_at(&dev_key(), now)
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert_eq!(err.auth_hint(), None);
     }
 
     #[test]

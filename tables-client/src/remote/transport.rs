@@ -13,6 +13,7 @@ use tables_core::{Error, ErrorKind, Result};
 use tracing::Span;
 
 use super::credential::Credential;
+use super::diagnose::{self, explain_refusal, Needs, Refusal};
 use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
 use super::sign::{canonical_resource, shared_key_authorization};
@@ -64,6 +65,12 @@ pub(crate) struct Request {
     /// conditional on an ETag, ...): only such a request is retried after an attempt
     /// that may have been applied. See docs/service-behaviour.md, "Lost answers".
     pub(crate) replay_safe: bool,
+    /// The operation's name (`InsertEntity`), for messages.
+    pub(crate) operation: &'static str,
+    /// The table the request is about; empty for listing tables.
+    pub(crate) table: String,
+    /// What the request needs from a SAS, to explain a refusal.
+    pub(crate) needs: Needs,
 }
 
 /// A response with a success status (< 300).
@@ -147,7 +154,7 @@ impl Transport {
                         response.attempts = retries + 1;
                         return Ok(response);
                     }
-                    let error = answer_error(&response);
+                    let error = self.answer_error(request, &response);
                     if !is_retryable_status(response.status) {
                         return Err(finish(error, uncertain, retries, client_request_id));
                     }
@@ -273,19 +280,70 @@ impl Transport {
         };
         match tokio::time::timeout(self.request_timeout, exchange).await {
             Ok(Ok(response)) => Ok(Attempt::Answer(response)),
-            Ok(Err(e)) => Ok(transport_failure(e, self.request_timeout)),
+            Ok(Err(e)) => Ok(self.transport_failure(e, request, url)),
             // The request may have been sent and applied; only the answer is missing.
             Err(_) => Ok(Attempt::Failed {
-                error: Error::local(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no answer within the request timeout of {:?}",
-                        self.request_timeout
-                    ),
+                error: diagnose::timed_out(
+                    &self.endpoint,
+                    &describe(request, url),
+                    self.request_timeout,
+                    false,
                 ),
                 may_have_applied: true,
             }),
         }
+    }
+
+    /// A failed attempt without an answer, naming the endpoint and the request and
+    /// saying what to check. reqwest's error text holds the URL, and a SAS signature
+    /// in it, so the URL is dropped before the error is kept.
+    fn transport_failure(&self, error: reqwest::Error, request: &Request, url: &Url) -> Attempt {
+        let connect = error.is_connect();
+        let timed_out = error.is_timeout();
+        let error = error.without_url();
+        let what = describe(request, url);
+        let failure = if timed_out {
+            diagnose::timed_out(&self.endpoint, &what, self.request_timeout, connect)
+        } else {
+            diagnose::connection_failure(&error, &self.endpoint, &what, !connect)
+        };
+        Attempt::Failed {
+            error: failure.with_source(error),
+            // A connection that was never made carried no request.
+            may_have_applied: !connect,
+        }
+    }
+
+    /// The SDK error for an error answer; an auth failure says what most likely
+    /// caused it.
+    fn answer_error(&self, request: &Request, response: &Response) -> Error {
+        let code = response.header("x-ms-error-code");
+        let mut error = service_error(response.status, code, &response.body);
+        if let Some(id) = response.header("x-ms-request-id") {
+            error = error.with_request_id(id);
+        }
+        if response.status == StatusCode::TOO_MANY_REQUESTS.as_u16()
+            && error.kind() != ErrorKind::Throttled
+        {
+            error = error.with_kind(ErrorKind::Throttled);
+        }
+        if matches!(response.status, 401 | 403) {
+            let code = error.service_code().map(str::to_owned);
+            let refusal = Refusal {
+                credential: &self.credential,
+                account: self.endpoint.account(),
+                table: &request.table,
+                needs: request.needs,
+                operation: request.operation,
+                code: code.as_deref(),
+                service_time: response
+                    .header("date")
+                    .and_then(|d| httpdate::parse_http_date(d).ok()),
+                now: SystemTime::now(),
+            };
+            error = explain_refusal(error, &refusal);
+        }
+        error
     }
 
     /// The `Authorization` header for this attempt, if the credential signs.
@@ -362,45 +420,9 @@ fn header_value(text: &str) -> Result<HeaderValue> {
     })
 }
 
-/// The SDK error for an error answer.
-fn answer_error(response: &Response) -> Error {
-    let code = response.header("x-ms-error-code");
-    let mut error = service_error(response.status, code, &response.body);
-    if let Some(id) = response.header("x-ms-request-id") {
-        error = error.with_request_id(id);
-    }
-    if response.status == StatusCode::TOO_MANY_REQUESTS.as_u16()
-        && error.kind() != ErrorKind::Throttled
-    {
-        error = error.with_kind(ErrorKind::Throttled);
-    }
-    error
-}
-
-/// A failed attempt without an answer. reqwest's error text holds the URL, and a
-/// SAS signature in it, so the URL is dropped before the error is kept.
-fn transport_failure(error: reqwest::Error, timeout: Duration) -> Attempt {
-    let connect = error.is_connect();
-    let timed_out = error.is_timeout();
-    let error = error.without_url();
-    let (kind, message) = if timed_out {
-        (
-            ErrorKind::Timeout,
-            format!("no answer within the request timeout of {timeout:?}"),
-        )
-    } else if connect {
-        (ErrorKind::Transport, format!("could not connect: {error}"))
-    } else {
-        (
-            ErrorKind::Transport,
-            format!("the connection failed: {error}"),
-        )
-    };
-    Attempt::Failed {
-        error: Error::local(kind, message).with_source(error),
-        // A connection that was never made carried no request.
-        may_have_applied: !connect,
-    }
+/// The request as `METHOD /path`, the path as sent (no query: a SAS lives there).
+fn describe(request: &Request, url: &Url) -> String {
+    format!("{} {}", request.method, url.path())
 }
 
 /// The error returned after the last attempt.

@@ -189,7 +189,7 @@ impl FromStr for CheckToken {
     fn from_str(s: &str) -> Result<CheckToken> {
         let bad = |why: &str| {
             Error::new(
-                ErrorKind::InvalidQuery,
+                ErrorKind::InvalidContinuationToken,
                 format!("malformed index check token {s:?}: {why}; pass a token exactly as a check page returned it"),
             )
         };
@@ -333,12 +333,12 @@ impl<T: Row> IndexCheck<T> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidInput`] when the token belongs to another check (table,
-    /// type, index or partition).
+    /// [`ErrorKind::InvalidContinuationToken`] when the token belongs to another
+    /// check (table, type, index or partition).
     pub fn resume(mut self, token: CheckToken) -> Result<Self> {
         if token.check != self.fingerprint() {
             return Err(Error::new(
-                ErrorKind::InvalidInput,
+                ErrorKind::InvalidContinuationToken,
                 "the check token belongs to another check: resume with the same table, type, \
                  index and partition that produced it",
             ));
@@ -399,8 +399,9 @@ impl<T: Row> IndexCheck<T> {
         } else {
             let (kind, index) = indexes.get(self.at.step - 1).copied().ok_or_else(|| {
                 Error::new(
-                    ErrorKind::InvalidQuery,
-                    "the check token points past the last index",
+                    ErrorKind::InvalidContinuationToken,
+                    "the check token points past the last index: it belongs to a check of \
+                     more indexes; resume with the check that produced it",
                 )
             })?;
             let phase = CheckPhase::IndexRows {
@@ -886,7 +887,8 @@ mod tests {
             "ix1.00000000000000ab.a.0.0.-",
             "ix1.00000000000000ab.0.0.0",
         ] {
-            assert!(bad.parse::<CheckToken>().is_err(), "{bad}");
+            let err = bad.parse::<CheckToken>().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidContinuationToken, "{bad}");
         }
     }
 }

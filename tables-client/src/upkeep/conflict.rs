@@ -96,7 +96,8 @@ fn gave_up(last: Error, retries: u32) -> Error {
              write depends on (raise ClientOptions::max_conflict_retries, or write less \
              concurrently to the same rows)"
         ),
-    );
+    )
+    .with_origin(last.origin());
     if let Some(index) = last.batch_index() {
         err = err.with_batch_index(index);
     }

@@ -37,8 +37,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tables_core::model::ENTITY_TYPE_PROPERTY;
 use tables_core::{
-    DateTime, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value,
-    WriteOp,
+    DateTime, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind, IfMatch, Origin, Result,
+    Value, WriteOp,
 };
 
 use super::conflict::ConflictLoop;
@@ -464,10 +464,13 @@ impl LiveIntent {
                 return Ok(Some(IntentState::Aborted));
             }
             rounds
-                .lost(Error::new(
-                    ErrorKind::PreconditionFailed,
-                    format!("the intent {} changed while being fenced", self.key),
-                ))
+                .lost(
+                    Error::new(
+                        ErrorKind::PreconditionFailed,
+                        format!("the intent {} changed while being fenced", self.key),
+                    )
+                    .with_origin(Origin::Service),
+                )
                 .await?;
         }
     }

@@ -40,7 +40,8 @@ use std::fmt;
 use futures::future::try_join_all;
 use tables_core::model::{check_writer, IndexCopy, IndexEntry};
 use tables_core::{
-    DynamicEntity, EntityKey, Error, IfMatch, PendingUpkeep, Result, Row, WriteOp, WriteOutcome,
+    DynamicEntity, EntityKey, Error, IfMatch, Origin, PendingUpkeep, Result, Row, WriteOp,
+    WriteOutcome,
 };
 
 use crate::request_id::ClientRequestId;
@@ -284,17 +285,31 @@ impl Item {
     }
 }
 
+/// What the caller asked for: one write, or a batch of items (a transaction, a
+/// chunk of a bulk write). Only a batch's errors carry a batch index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `Table::insert`, `replace`...: its error names no batch index, even when
+    /// the write went out as a transaction with its index rows.
+    Single,
+    /// A transaction or bulk chunk: every item error names the item's index.
+    Batch,
+}
+
 /// Performs `items` (all in one partition of `table`) as one entity group
 /// transaction with their index upkeep; one outcome per item. Every request carries
 /// the call's client request id, which the outcomes and the error report.
 ///
-/// Errors carry the failing item's index ([`Error::batch_index`]); an error that may
+/// For a [`Shape::Batch`], errors carry the failing item's index
+/// ([`Error::batch_index`]); a [`Shape::Single`] write's never do. An error that may
 /// have applied says so, and no write is ever sent again after it may have applied.
 pub(crate) async fn run(
     service: &TableServiceClient,
     table: &str,
     items: Vec<Item>,
+    shape: Shape,
 ) -> Result<Vec<WriteOutcome>> {
+    let single_item = items.len() == 1;
     let (id, result) = ClientRequestId::in_call(run_items(service, table, items)).await;
     match result {
         Ok(mut outcomes) => {
@@ -303,7 +318,24 @@ pub(crate) async fn run(
             }
             Ok(outcomes)
         }
-        Err(err) => Err(err.with_client_request_id(id.as_str())),
+        Err(err) => {
+            let err = match shape {
+                // The upkeep names the item internally; the caller made no batch.
+                Shape::Single => err.without_batch_index(),
+                // A one-item batch without upkeep went out as a plain write, whose
+                // errors name no index: the item's answer is item 0's.
+                Shape::Batch
+                    if single_item
+                        && err.batch_index().is_none()
+                        && err.entity_key().is_some()
+                        && err.origin() != Origin::Transport =>
+                {
+                    err.with_batch_index(0)
+                }
+                Shape::Batch => err,
+            };
+            Err(err.with_client_request_id(id.as_str()))
+        }
     }
 }
 

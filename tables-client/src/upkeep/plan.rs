@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tables_core::model::{index_entry_type, IndexCopy};
-use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Result, WriteOp};
+use tables_core::{DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, Origin, Result, WriteOp};
 
 use super::conflict::lost_race;
 use super::index_entities::{encode_member, entry_op, members_of};
@@ -293,7 +293,9 @@ fn current<'a>(
                 item.key
             ),
         )
-        .with_entity_key(item.key.clone()));
+        .with_entity_key(item.key.clone())
+        // Decided on the service's answer to the read, as the service would.
+        .with_origin(Origin::Service));
     };
     if let IfMatch::Etag(etag) = if_match {
         if old.etag.as_ref() != Some(etag) {
@@ -304,7 +306,8 @@ fn current<'a>(
                     item.key
                 ),
             )
-            .with_entity_key(item.key.clone()));
+            .with_entity_key(item.key.clone())
+            .with_origin(Origin::Service));
         }
     }
     Ok(old)

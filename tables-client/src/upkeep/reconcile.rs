@@ -118,7 +118,9 @@ impl ReconcileReport {
             first.intent,
             first.error
         );
-        let mut err = Error::new(first.error.kind(), message).with_entity_key(first.intent.clone());
+        let mut err = Error::new(first.error.kind(), message)
+            .with_entity_key(first.intent.clone())
+            .with_origin(first.error.origin());
         if let Some(code) = first.error.service_code() {
             err = err.with_service_code(code.to_owned());
         }

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use tables_core::model::index_entry_type;
-use tables_core::{DynamicEntity, Engine, EntityKey, Error, ErrorKind, Result, WriteOp};
+use tables_core::{DynamicEntity, Engine, EntityKey, Error, ErrorKind, Origin, Result, WriteOp};
 
 use super::conflict::{row_changed, ConflictLoop};
 use super::index_entities::{encode_member, update_member};
@@ -160,13 +160,16 @@ pub(crate) async fn apply(
             return Ok(applied);
         }
         rounds
-            .lost(Error::new(
-                ErrorKind::PreconditionFailed,
-                format!(
-                    "the intent {} kept changing while it was finished",
-                    live.key
-                ),
-            ))
+            .lost(
+                Error::new(
+                    ErrorKind::PreconditionFailed,
+                    format!(
+                        "the intent {} kept changing while it was finished",
+                        live.key
+                    ),
+                )
+                .with_origin(Origin::Service),
+            )
             .await?;
     }
 }
@@ -249,10 +252,13 @@ async fn settle(
         // Not stored while still at work: another worker extended it; read again.
         if !stored && live.is_at_work() {
             rounds
-                .lost(Error::new(
-                    ErrorKind::PreconditionFailed,
-                    format!("another worker kept extending the intent {}", live.key),
-                ))
+                .lost(
+                    Error::new(
+                        ErrorKind::PreconditionFailed,
+                        format!("another worker kept extending the intent {}", live.key),
+                    )
+                    .with_origin(Origin::Service),
+                )
                 .await?;
             continue;
         }
@@ -342,7 +348,8 @@ async fn settle(
                         "the index rows of {primary_key} changed in every round of their upkeep"
                     ),
                 )
-                .with_entity_key(primary_key.clone()),
+                .with_entity_key(primary_key.clone())
+                .with_origin(Origin::Service),
             )
             .await?;
     }

@@ -2,7 +2,7 @@
 
 use std::ops::{BitAnd, BitOr, Not};
 
-use crate::filter::ast::{CmpOp, Filter};
+use crate::filter::ast::{CmpOp, Filter, UncheckedFilter};
 use crate::key::prefix_range;
 use crate::value::Value;
 
@@ -146,6 +146,51 @@ impl Filter {
     pub fn point(partition_key: impl Into<String>, row_key: impl Into<String>) -> Filter {
         Filter::partition_key(partition_key)
             .and(Column::row_key().eq(Value::String(row_key.into())))
+    }
+
+    /// `$filter` text sent to the service exactly as written, **unchecked**: the
+    /// escape hatch for the rare filter [`Filter::parse`] does not read (prefer
+    /// [`crate::col`] and the derive's typed columns, which are checked before
+    /// anything is sent).
+    ///
+    /// Nothing local checks the text: not its syntax, its property names or the
+    /// service's 15-comparison limit. A mistake comes back from the service as its
+    /// `400` answer. Combined with other filters (`.and(..)`), the text is wrapped in
+    /// parentheses. An engine that evaluates filters itself (the in-memory one)
+    /// evaluates the text if [`Filter::parse`] reads it and otherwise refuses the
+    /// query with [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported), saying
+    /// it can't evaluate this unchecked filter.
+    ///
+    /// ```
+    /// use tables_core::{col, DynamicEntity, Filter};
+    ///
+    /// // Text the parser reads: sent as written, and evaluable in memory.
+    /// let f = Filter::unchecked_raw("Age gt 30");
+    /// assert_eq!(f.to_odata(), "Age gt 30");
+    /// assert!(f.matches(&DynamicEntity::new("p", "r").with("Age", 31)));
+    ///
+    /// // Text it does not read (upper-case keywords, which some emulators accept):
+    /// // still sent as written, in parentheses when combined.
+    /// let odd = Filter::partition_key("p").and(Filter::unchecked_raw("Age gt 30 AND Age lt 40"));
+    /// assert_eq!(odd.to_odata(), "PartitionKey eq 'p' and (Age gt 30 AND Age lt 40)");
+    /// assert!(odd.unparsed_part().is_some());
+    /// ```
+    pub fn unchecked_raw(text: impl Into<String>) -> Filter {
+        Filter::Unchecked(UncheckedFilter::new(text.into()))
+    }
+
+    /// The first unchecked part ([`Filter::unchecked_raw`]) that [`Filter::parse`]
+    /// does not read, if any: an engine that evaluates filters itself can't run the
+    /// filter then.
+    pub fn unparsed_part(&self) -> Option<&UncheckedFilter> {
+        match self {
+            Filter::Unchecked(raw) if raw.parsed().is_none() => Some(raw),
+            Filter::Unchecked(_) | Filter::Compare { .. } | Filter::Literal(_) => None,
+            Filter::And(left, right) | Filter::Or(left, right) => {
+                left.unparsed_part().or_else(|| right.unparsed_part())
+            }
+            Filter::Not(inner) => inner.unparsed_part(),
+        }
     }
 
     /// `self and other`.

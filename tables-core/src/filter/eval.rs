@@ -103,6 +103,9 @@ impl Filter {
             Filter::Or(left, right) => left.matches(entity) || right.matches(entity),
             Filter::Not(inner) => !inner.matches(entity),
             Filter::Literal(b) => *b,
+            // Text the parser does not read matches nothing here: engines refuse
+            // such a filter before evaluating ([`Filter::unparsed_part`]).
+            Filter::Unchecked(raw) => raw.parsed().is_some_and(|f| f.matches(entity)),
         }
     }
 }

@@ -21,7 +21,7 @@ mod parse;
 mod plan;
 mod render;
 
-pub use ast::{CmpOp, Filter};
+pub use ast::{CmpOp, Filter, UncheckedFilter};
 pub use build::{col, Column};
 pub use plan::{KeyBound, QueryPlan};
 
@@ -37,6 +37,9 @@ impl Filter {
     /// filter (identifiers such as `LastName`, not keywords like `and`), and no NaN
     /// or infinite Double constants (the service has no literal for them).
     ///
+    /// Unchecked parts ([`Filter::unchecked_raw`]) are not checked, nor counted
+    /// towards the comparison limit: only that their text is not blank.
+    ///
     /// ```
     /// use tables_core::{col, ErrorKind, Filter};
     ///
@@ -49,7 +52,7 @@ impl Filter {
     ///
     /// [`ErrorKind::InvalidFilter`] naming the first rule broken.
     pub fn validate(&self) -> Result<()> {
-        let count = self.comparison_count();
+        let count = self.checked_comparison_count();
         if count > MAX_COMPARISONS {
             return Err(Error::new(
                 ErrorKind::InvalidFilter,
@@ -92,10 +95,29 @@ impl Filter {
             }
             Filter::Not(inner) => inner.validate_terms(),
             Filter::Literal(_) => Ok(()),
+            Filter::Unchecked(raw) if raw.text().trim().is_empty() => Err(Error::new(
+                ErrorKind::InvalidFilter,
+                "the unchecked filter text is empty; leave the filter unset to read every entity",
+            )),
+            Filter::Unchecked(_) => Ok(()),
         }
     }
 
-    /// The number of comparisons (`property op constant`) in the filter.
+    /// The comparisons outside unchecked parts: the ones the limit is checked on.
+    fn checked_comparison_count(&self) -> usize {
+        match self {
+            Filter::Compare { .. } => 1,
+            Filter::And(left, right) | Filter::Or(left, right) => {
+                left.checked_comparison_count() + right.checked_comparison_count()
+            }
+            Filter::Not(inner) => inner.checked_comparison_count(),
+            Filter::Literal(_) | Filter::Unchecked(_) => 0,
+        }
+    }
+
+    /// The number of comparisons (`property op constant`) in the filter. An
+    /// unchecked part counts the comparisons [`Filter::parse`] reads in it (none when
+    /// the parser does not read it).
     pub fn comparison_count(&self) -> usize {
         match self {
             Filter::Compare { .. } => 1,
@@ -104,6 +126,7 @@ impl Filter {
             }
             Filter::Not(inner) => inner.comparison_count(),
             Filter::Literal(_) => 0,
+            Filter::Unchecked(raw) => raw.parsed().map_or(0, Filter::comparison_count),
         }
     }
 }
@@ -112,6 +135,7 @@ impl Filter {
 mod tests {
     use super::*;
     use crate::datetime::DateTime;
+    use crate::entity::DynamicEntity;
     use proptest::prelude::*;
 
     #[test]
@@ -160,6 +184,85 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::InvalidFilter);
         }
         assert!(col("R").gt(f64::MAX).validate().is_ok());
+    }
+
+    #[test]
+    fn unchecked_text_is_sent_as_written_and_skips_the_checks() {
+        // Text the parser does not read (upper-case `AND`): sent verbatim, never
+        // evaluated as a match, and found by `unparsed_part`.
+        let odd = Filter::unchecked_raw("A eq 1 AND B eq 2");
+        assert_eq!(odd.to_odata(), "A eq 1 AND B eq 2");
+        assert!(odd.validate().is_ok());
+        assert_eq!(
+            odd.unparsed_part().map(UncheckedFilter::text),
+            Some("A eq 1 AND B eq 2")
+        );
+        assert!(odd
+            .unparsed_part()
+            .and_then(UncheckedFilter::parse_error)
+            .is_some());
+        assert!(!odd.matches(&DynamicEntity::new("p", "r").with("A", 1).with("B", 2)));
+        assert_eq!(odd.plan(), QueryPlan::TableScan);
+        // Combined, it is parenthesised on either side and under `not`.
+        let pk = Filter::partition_key("p");
+        assert_eq!(
+            pk.clone().and(odd.clone()).to_odata(),
+            "PartitionKey eq 'p' and (A eq 1 AND B eq 2)"
+        );
+        assert_eq!(
+            odd.clone().or(pk.clone()).to_odata(),
+            "(A eq 1 AND B eq 2) or PartitionKey eq 'p'"
+        );
+        assert_eq!(odd.clone().negate().to_odata(), "not (A eq 1 AND B eq 2)");
+        assert_eq!(
+            pk.clone().and(odd.clone()).plan(),
+            QueryPlan::PartitionScan {
+                partition_key: "p".into()
+            }
+        );
+        assert!(pk.clone().and(odd.clone()).unparsed_part().is_some());
+
+        // Text it reads: evaluated and planned as the parsed filter.
+        let readable = Filter::unchecked_raw("PartitionKey eq 'p' and A gt 1");
+        assert!(readable.unparsed_part().is_none());
+        let row = |a: i32| DynamicEntity::new("p", "r").with("A", a);
+        assert!(readable.matches(&row(2)));
+        assert!(!readable.matches(&row(1)));
+        assert_eq!(readable.plan(), pk.plan());
+        assert_eq!(readable.comparison_count(), 2);
+
+        // The comparison limit is the service's to check on unchecked text, and the
+        // checked parts are still checked.
+        let sixteen = (0..16)
+            .map(|i| format!("A eq {i}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let mut fifteen = col("A").eq(0);
+        for i in 1..15 {
+            fifteen = fifteen.or(col("A").eq(i));
+        }
+        assert_eq!(
+            Filter::parse(&sixteen)
+                .map(|f| f.validate().map_err(|e| e.kind()))
+                .ok(),
+            Some(Err(ErrorKind::InvalidFilter))
+        );
+        assert!(Filter::unchecked_raw(sixteen.clone()).validate().is_ok());
+        assert!(fifteen
+            .clone()
+            .and(Filter::unchecked_raw(sixteen))
+            .validate()
+            .is_ok());
+        let bad_name = col("and").eq(1).and(Filter::unchecked_raw("x"));
+        assert_eq!(
+            bad_name.validate().map_err(|e| e.kind()),
+            Err(ErrorKind::InvalidFilter)
+        );
+        for blank in ["", "  "] {
+            let err = Filter::unchecked_raw(blank).validate().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidFilter, "{blank:?}");
+            assert_eq!(err.origin(), crate::Origin::Local);
+        }
     }
 
     fn value() -> impl Strategy<Value = Value> {

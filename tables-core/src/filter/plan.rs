@@ -229,6 +229,9 @@ impl Region {
             }
             Filter::And(left, right) => Region::of(left).intersect(Region::of(right)),
             Filter::Or(left, right) => Region::of(left).union(Region::of(right)),
+            // Unchecked text the service reads as the parser does; text the parser
+            // does not read could match anything.
+            Filter::Unchecked(raw) => raw.parsed().map_or(EVERYTHING, Region::of),
             // `not`, other comparisons and constants narrow nothing.
             Filter::Compare { .. } | Filter::Not(_) | Filter::Literal(_) => EVERYTHING,
         }

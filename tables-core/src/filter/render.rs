@@ -12,6 +12,9 @@ use crate::value::Value;
 /// Binding strength of a node, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Prec {
+    /// Unchecked text: its structure is unknown, so it is parenthesised whenever
+    /// it is combined.
+    Raw,
     Or,
     And,
     Atom,
@@ -19,6 +22,7 @@ enum Prec {
 
 fn prec(filter: &Filter) -> Prec {
     match filter {
+        Filter::Unchecked(_) => Prec::Raw,
         Filter::Or(..) => Prec::Or,
         Filter::And(..) => Prec::And,
         // `not` always wraps its operand in parentheses, so it is atomic.
@@ -62,6 +66,7 @@ impl fmt::Display for Filter {
             // Always parenthesised: in OData `not` binds tighter than a comparison.
             Filter::Not(inner) => write!(f, "not ({inner})"),
             Filter::Literal(b) => f.write_str(if *b { "true" } else { "false" }),
+            Filter::Unchecked(raw) => f.write_str(raw.text()),
         }
     }
 }

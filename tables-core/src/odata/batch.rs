@@ -7,12 +7,12 @@
 //! The reader is lenient about framing details the service and Azurite vary on (CRLF
 //! or LF, header case, quoted boundaries, a changeset nested in the batch or parts
 //! directly under it), strict about what matters (every part's status line, the part
-//! count), and never panics: malformed input is an [`ErrorKind::Decode`] error.
+//! count), and never panics: malformed input is an [`ErrorKind::Decode`](crate::ErrorKind::Decode) error.
 
 use std::borrow::Cow;
 
 use crate::entity::ETag;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::write::{WriteMode, WriteOp, WriteOutcome};
 
 const ACCEPT: &str = "application/json;odata=minimalmetadata";
@@ -130,7 +130,7 @@ fn line(out: &mut Vec<u8>, pieces: &[&str]) {
 ///   message's `N:` prefix (which is then dropped from the message), else the part's
 ///   `Content-ID` minus one, else `0` when `operations == 1`. An index outside
 ///   `0..operations` is never set.
-/// - [`ErrorKind::Decode`] with a short reason for malformed framing, a bad status
+/// - [`ErrorKind::Decode`](crate::ErrorKind::Decode) with a short reason for malformed framing, a bad status
 ///   line, or a part count other than `operations` without a failing part.
 pub fn parse_batch_response(
     content_type: &str,
@@ -256,7 +256,7 @@ impl BatchSubRequest {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::Decode`] for malformed framing or a part without a request line
+/// [`ErrorKind::Decode`](crate::ErrorKind::Decode) for malformed framing or a part without a request line
 /// (`<METHOD> <url> HTTP/<version>`).
 pub fn parse_batch_request(content_type: &str, body: &[u8]) -> Result<Vec<BatchSubRequest>> {
     const WHAT: &str = "batch request";
@@ -295,7 +295,7 @@ struct Part<'a> {
 }
 
 fn decode(what: &str, why: &str) -> Error {
-    Error::local(ErrorKind::Decode, format!("malformed {what}: {why}"))
+    Error::decode(format!("malformed {what}: {why}"))
 }
 
 /// At most 40 bytes of `bytes`, lossily decoded and escaped, for error messages.
@@ -582,7 +582,7 @@ fn parse_content_id(value: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DateTime, DynamicEntity, EntityKey, IfMatch};
+    use crate::{DateTime, DynamicEntity, EntityKey, ErrorKind, IfMatch};
 
     const BASE: &str = "http://127.0.0.1:10002/devstoreaccount1";
     const ETAG1: &str = "W/\"datetime'2026-11-21T22%3A27%3A39.1328500Z'\"";

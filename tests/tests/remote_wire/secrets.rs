@@ -139,6 +139,23 @@ async fn failing_engines(credential: &Credential, errors: &mut Vec<Error>) -> Fa
     slow
 }
 
+/// Engines refused with a `403` whose message echoes the request's signature, SAS
+/// and all (the auth-failure path, which adds advice to the service's words).
+async fn refused_engines(credentials: &[Credential], errors: &mut Vec<Error>) -> FakeServer {
+    let server = FakeServer::start(crate::diagnostics::echo_refusal).await;
+    for credential in credentials {
+        let engine = engine_at(&server.url(), credential.clone(), fast_retry(), PATIENT);
+        let err = engine
+            .write(TABLE, &WriteOp::Insert(sample("p", "r")))
+            .await
+            .expect_err("refused");
+        assert_eq!(err.kind(), ErrorKind::Auth);
+        assert!(err.auth_hint().is_some(), "{err:?}");
+        errors.push(err);
+    }
+    server
+}
+
 #[tokio::test]
 async fn secrets_stay_out_of_logs_debug_and_errors() {
     let captured = Captured::default();
@@ -159,6 +176,8 @@ async fn secrets_stay_out_of_logs_debug_and_errors() {
     assert_eq!(server.request_count(), 7, "one retry, six operations");
     let _slow_key = failing_engines(&shared_key(), &mut errors).await;
     let _slow_sas = failing_engines(&sas, &mut errors).await;
+    let refusing = refused_engines(&[shared_key(), sas.clone()], &mut errors).await;
+    assert_eq!(refusing.request_count(), 2, "a 403 is not retried");
 
     let log = captured.text();
     assert_no_secret("the log", &log);
@@ -185,7 +204,7 @@ async fn secrets_stay_out_of_logs_debug_and_errors() {
     }
     assert_no_secret("a credential's Debug", &format!("{:?}", shared_key()));
     assert_no_secret("a SAS credential's Debug", &format!("{sas:?}"));
-    assert_eq!(errors.len(), 6);
+    assert_eq!(errors.len(), 8);
     for err in &errors {
         assert_no_secret("an error's Debug", &format!("{err:?}"));
         assert_no_secret("an error's Display", &err.to_string());

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use super::TYPE_SUFFIX;
 use crate::datetime::DateTime;
 use crate::entity::{DynamicEntity, ETag};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::odata::error::Short;
 use crate::value::{EdmType, Value};
 
@@ -81,19 +81,15 @@ fn finish<T>(
 /// A decode error for malformed JSON. serde's messages can quote the input (a string
 /// of the wrong type), so they are cut short.
 fn json_error(what: &str, err: &serde_json::Error) -> Error {
-    Error::local(
-        ErrorKind::Decode,
-        format!("malformed {what} JSON: {}", Short(&err.to_string(), 120)),
-    )
+    Error::decode(format!(
+        "malformed {what} JSON: {}",
+        Short(&err.to_string(), 120)
+    ))
 }
 
 /// A decode error about one property.
 fn property_error(name: &str, why: impl fmt::Display) -> Error {
-    Error::local(
-        ErrorKind::Decode,
-        format!("property {:?}: {why}", Short(name, 48)),
-    )
-    .with_property(name)
+    Error::decode(format!("property {:?}: {why}", Short(name, 48))).with_property(name)
 }
 
 /// A JSON value as read, before its type is resolved.
@@ -615,6 +611,7 @@ impl<'de> de::Visitor<'de> for EntitiesSeed<'_, 'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
     use crate::odata::decode_entity;
 
     /// The entity of protocol.md §4, as Azurite returned it (minimalmetadata).

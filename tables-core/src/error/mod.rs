@@ -1,14 +1,25 @@
 //! The one error type of the SDK.
 //!
 //! [`Error`] is pointer-sized and opaque: match on [`Error::kind`] and read the
-//! accessors ([`Error::service_code`], [`Error::status`], [`Error::batch_index`],
-//! [`Error::entity_key`], [`Error::property`], [`Error::request_id`]). Every engine
+//! accessors ([`Error::origin`], [`Error::service_code`], [`Error::status`],
+//! [`Error::batch_index`], [`Error::entity_key`], [`Error::table`],
+//! [`Error::property`], [`Error::request_id`], [`Error::auth_hint`]). Every engine
 //! (the in-memory one and the remote one) reports the same kind, status and service
 //! code for the same mistake, so code written against one engine handles the other.
+//!
+//! [`Error::origin`] tells where an error came from: this process's own checks before
+//! anything was sent ([`Origin::Local`]), the service's answer ([`Origin::Service`];
+//! the in-memory engine plays the service, so its answers count as the service's),
+//! the connection ([`Origin::Transport`]), or what came back and could not be read
+//! ([`Origin::Response`]).
 
 use std::fmt;
 
 use crate::entity::EntityKey;
+
+mod origin;
+
+pub use origin::{AuthHint, Origin};
 
 /// A specialised `Result` for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -47,9 +58,15 @@ pub enum ErrorKind {
     InvalidValue,
     /// A filter expression is malformed or unsupported by the service.
     InvalidFilter,
-    /// A query option is out of range (for example `$top` above 1,000), or a
-    /// continuation token is malformed.
+    /// A query option is out of range (for example `$top` above 1,000, an empty
+    /// `$select`).
     InvalidQuery,
+    /// A continuation or page token can't be used: it is not a token at all
+    /// (truncated, not base64, an unknown version), or it belongs to another query,
+    /// table or engine. Whatever is wrong with it, this is the kind; restart from
+    /// the first page, or pass a token exactly as a previous page of the same query
+    /// returned it.
+    InvalidContinuationToken,
     /// A batch breaks the entity-group-transaction rules (count, partition, duplicates).
     InvalidBatch,
     /// The request body is larger than the service accepts (`413 RequestBodyTooLarge`).
@@ -106,6 +123,7 @@ impl ErrorKind {
             ErrorKind::InvalidValue => (400, "InvalidValueType"),
             ErrorKind::InvalidFilter => (400, "InvalidInput"),
             ErrorKind::InvalidQuery => (400, "InvalidQueryParameterValue"),
+            ErrorKind::InvalidContinuationToken => (400, "InvalidQueryParameterValue"),
             ErrorKind::InvalidBatch => (400, "InvalidInput"),
             ErrorKind::RequestTooLarge => (413, "RequestBodyTooLarge"),
             ErrorKind::InvalidInput => (400, "InvalidInput"),
@@ -198,6 +216,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::InvalidValue => "invalid value",
             ErrorKind::InvalidFilter => "invalid filter",
             ErrorKind::InvalidQuery => "invalid query",
+            ErrorKind::InvalidContinuationToken => "invalid continuation token",
             ErrorKind::InvalidBatch => "invalid batch",
             ErrorKind::RequestTooLarge => "request too large",
             ErrorKind::InvalidInput => "invalid input",
@@ -230,13 +249,16 @@ pub struct Error {
 
 struct Inner {
     kind: ErrorKind,
+    origin: Origin,
     message: String,
     service_code: Option<String>,
     status: Option<u16>,
     batch_index: Option<usize>,
     entity_key: Option<EntityKey>,
+    table: Option<String>,
     property: Option<String>,
     request_id: Option<String>,
+    auth_hint: Option<AuthHint>,
     client_request_id: Option<String>,
     attempts: u32,
     may_have_applied: bool,
@@ -247,18 +269,32 @@ struct Inner {
 impl Error {
     /// A new error of `kind`. Status and service code default to the service's answer
     /// for that kind ([`ErrorKind::service_default`]).
+    ///
+    /// The origin follows from the kind: [`Origin::Response`] for
+    /// [`ErrorKind::Decode`], [`Origin::Transport`] for [`ErrorKind::Transport`] and
+    /// [`ErrorKind::Timeout`], and [`Origin::Local`] (found before anything was sent)
+    /// for every other kind. An engine reporting the service's decision marks it
+    /// with [`Error::with_origin`].
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         let (status, code) = kind.service_default();
+        let origin = match kind {
+            ErrorKind::Decode => Origin::Response,
+            ErrorKind::Transport | ErrorKind::Timeout => Origin::Transport,
+            _ => Origin::Local,
+        };
         Error {
             inner: Box::new(Inner {
                 kind,
+                origin,
                 message: message.into(),
                 service_code: (!code.is_empty()).then(|| code.to_owned()),
                 status: (status != 0).then_some(status),
                 batch_index: None,
                 entity_key: None,
+                table: None,
                 property: None,
                 request_id: None,
+                auth_hint: None,
                 client_request_id: None,
                 attempts: 0,
                 may_have_applied: false,
@@ -268,22 +304,47 @@ impl Error {
         }
     }
 
-    /// An error raised on this side of the wire, which the service never answered (a
-    /// connection that failed, a client-side timeout, a response that cannot be read):
-    /// no status and no service code.
+    /// An error found by this process before anything was sent, for a mistake the
+    /// service has no answer for (a malformed SAS token or connection string): no
+    /// status and no service code, origin [`Origin::Local`].
     pub fn local(kind: ErrorKind, message: impl Into<String>) -> Error {
         let mut err = Error::new(kind, message);
         err.inner.status = None;
         err.inner.service_code = None;
+        err.inner.origin = Origin::Local;
         err
     }
 
-    /// An error as the service reported it: kind from status and code.
+    /// An exchange that gave no usable answer (a connection that failed, a
+    /// client-side timeout, a connection that broke): no status and no service
+    /// code, origin [`Origin::Transport`].
+    pub fn transport(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error::local(kind, message).with_origin(Origin::Transport)
+    }
+
+    /// An answer that came back but cannot be read ([`ErrorKind::Decode`], origin
+    /// [`Origin::Response`]): no status and no service code.
+    pub fn decode(message: impl Into<String>) -> Error {
+        Error::local(ErrorKind::Decode, message).with_origin(Origin::Response)
+    }
+
+    /// An error as the service reported it: kind from status and code, origin
+    /// [`Origin::Service`].
     pub fn from_service(status: u16, code: &str, message: impl Into<String>) -> Error {
         let mut err = Error::new(ErrorKind::from_service(status, code), message);
         err.inner.status = Some(status);
         err.inner.service_code = (!code.is_empty()).then(|| code.to_owned());
+        err.inner.origin = Origin::Service;
         err
+    }
+
+    /// Sets where the error came from: an engine playing the service marks its
+    /// decisions [`Origin::Service`]; a layer that wraps another error keeps that
+    /// error's origin.
+    #[must_use]
+    pub fn with_origin(mut self, origin: Origin) -> Error {
+        self.inner.origin = origin;
+        self
     }
 
     /// Sets the service error code (as in `x-ms-error-code`).
@@ -300,10 +361,33 @@ impl Error {
         self
     }
 
-    /// Sets the index of the failing operation within a batch.
+    /// Sets the index of the failing operation within a batch. Only errors of a
+    /// batch (an entity group transaction, a bulk write) carry one.
     #[must_use]
     pub fn with_batch_index(mut self, index: usize) -> Error {
         self.inner.batch_index = Some(index);
+        self
+    }
+
+    /// Clears the batch index: for a layer that ran a single write through batch
+    /// machinery, whose caller never made a batch.
+    #[must_use]
+    pub fn without_batch_index(mut self) -> Error {
+        self.inner.batch_index = None;
+        self
+    }
+
+    /// Sets the name of the table the error is about.
+    #[must_use]
+    pub fn with_table(mut self, table: impl Into<String>) -> Error {
+        self.inner.table = Some(table.into());
+        self
+    }
+
+    /// Sets what most likely caused an authentication or authorisation failure.
+    #[must_use]
+    pub fn with_auth_hint(mut self, hint: AuthHint) -> Error {
+        self.inner.auth_hint = Some(hint);
         self
     }
 
@@ -410,17 +494,26 @@ impl Error {
         self.inner.kind
     }
 
+    /// Where the error came from: this process's checks before anything was sent,
+    /// the service's answer, the connection, or an answer that couldn't be read.
+    pub fn origin(&self) -> Origin {
+        self.inner.origin
+    }
+
     /// The human-readable message (without the kind).
     pub fn message(&self) -> &str {
         &self.inner.message
     }
 
-    /// The service's error code (`x-ms-error-code`), e.g. `"EntityAlreadyExists"`.
+    /// The service's error code (`x-ms-error-code`), e.g. `"EntityAlreadyExists"`;
+    /// for an error found before anything was sent ([`Origin::Local`]), the code the
+    /// service would answer with.
     pub fn service_code(&self) -> Option<&str> {
         self.inner.service_code.as_deref()
     }
 
-    /// The HTTP status the service answers (or would answer) with.
+    /// The HTTP status the service answered with, or, for an error found before
+    /// anything was sent ([`Origin::Local`]), the one it would answer with.
     pub fn status(&self) -> Option<u16> {
         self.inner.status
     }
@@ -433,6 +526,18 @@ impl Error {
     /// The key of the entity the error is about, when known.
     pub fn entity_key(&self) -> Option<&EntityKey> {
         self.inner.entity_key.as_ref()
+    }
+
+    /// The table the error is about, when known: every engine names the missing
+    /// table of an [`ErrorKind::TableNotFound`].
+    pub fn table(&self) -> Option<&str> {
+        self.inner.table.as_deref()
+    }
+
+    /// For an [`ErrorKind::Auth`] error, what most likely caused it, when the client
+    /// can tell (the message says what to check).
+    pub fn auth_hint(&self) -> Option<AuthHint> {
+        self.inner.auth_hint
     }
 
     /// The property the error is about, when known.
@@ -507,6 +612,7 @@ impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
         d.field("kind", &self.inner.kind);
+        d.field("origin", &self.inner.origin);
         d.field("message", &self.inner.message);
         if let Some(code) = &self.inner.service_code {
             d.field("service_code", code);
@@ -519,6 +625,9 @@ impl fmt::Debug for Error {
         }
         if let Some(key) = &self.inner.entity_key {
             d.field("entity_key", key);
+        }
+        if let Some(table) = &self.inner.table {
+            d.field("table", table);
         }
         if let Some(property) = &self.inner.property {
             d.field("property", property);
@@ -534,6 +643,9 @@ impl fmt::Debug for Error {
         }
         if self.inner.may_have_applied {
             d.field("may_have_applied", &true);
+        }
+        if let Some(hint) = &self.inner.auth_hint {
+            d.field("auth_hint", hint);
         }
         if let Some(unique) = &self.inner.unique {
             d.field("unique_violation", unique);
@@ -554,8 +666,18 @@ impl fmt::Display for Error {
         if let Some(key) = &self.inner.entity_key {
             write!(f, " (entity {key})")?;
         }
-        if let Some(code) = &self.inner.service_code {
-            write!(f, " [{code}]")?;
+        match (self.inner.origin, &self.inner.service_code) {
+            // A code the service never sent is not shown as if it had.
+            (Origin::Local, Some(code)) => {
+                write!(f, " ({}", Origin::Local)?;
+                if let Some(status) = self.inner.status {
+                    write!(f, "; the service would answer {status} {code}")?;
+                }
+                f.write_str(")")?;
+            }
+            (Origin::Local, None) => write!(f, " ({})", Origin::Local)?,
+            (_, Some(code)) => write!(f, " [{code}]")?,
+            (_, None) => {}
         }
         if self.inner.may_have_applied {
             f.write_str(
@@ -640,69 +762,4 @@ impl UniqueViolation {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_is_pointer_sized() {
-        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
-    }
-
-    #[test]
-    fn every_kind_round_trips_through_its_service_code() {
-        let kinds = [
-            ErrorKind::TableNotFound,
-            ErrorKind::EntityNotFound,
-            ErrorKind::TableAlreadyExists,
-            ErrorKind::EntityAlreadyExists,
-            ErrorKind::TableBeingDeleted,
-            ErrorKind::PreconditionFailed,
-            ErrorKind::InvalidTableName,
-            ErrorKind::InvalidProperty,
-            ErrorKind::PropertyValueTooLarge,
-            ErrorKind::TooManyProperties,
-            ErrorKind::EntityTooLarge,
-            ErrorKind::InvalidValue,
-            ErrorKind::InvalidQuery,
-            ErrorKind::RequestTooLarge,
-            ErrorKind::InvalidInput,
-            ErrorKind::Auth,
-            ErrorKind::Throttled,
-            ErrorKind::Timeout,
-            ErrorKind::Server,
-            ErrorKind::Unsupported,
-        ];
-        for kind in kinds {
-            let (status, code) = kind.service_default();
-            assert_eq!(ErrorKind::from_service(status, code), kind, "{code}");
-        }
-    }
-
-    #[test]
-    fn batch_codes_and_unknown_codes_classify() {
-        assert_eq!(
-            ErrorKind::from_service(400, "CommandsInBatchActOnDifferentPartitions"),
-            ErrorKind::InvalidBatch
-        );
-        assert_eq!(
-            ErrorKind::from_service(400, "InvalidDuplicateRow"),
-            ErrorKind::InvalidBatch
-        );
-        assert_eq!(ErrorKind::from_service(429, ""), ErrorKind::Throttled);
-        assert_eq!(ErrorKind::from_service(502, "Whatever"), ErrorKind::Server);
-        assert!(ErrorKind::from_service(503, "ServerBusy").is_transient());
-        assert!(!ErrorKind::from_service(409, "EntityAlreadyExists").is_transient());
-    }
-
-    #[test]
-    fn display_names_index_key_and_code() {
-        let err = Error::new(ErrorKind::EntityAlreadyExists, "the entity exists")
-            .with_batch_index(3)
-            .with_entity_key(EntityKey::new("Sales", "223"));
-        let text = err.to_string();
-        assert!(text.contains("batch operation 3"), "{text}");
-        assert!(text.contains("EntityAlreadyExists"), "{text}");
-        assert_eq!(err.batch_index(), Some(3));
-        assert_eq!(err.entity_key().map(|k| k.row_key.as_str()), Some("223"));
-    }
-}
+mod tests;
