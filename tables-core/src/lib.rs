@@ -42,9 +42,9 @@ pub mod __private {
     //! What generated code reaches for; not a public API.
     pub use crate::model::__private::*;
     pub use crate::model::{
-        Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKind, IndexSchema, KeyInt,
-        KeyRange, KeyText, KeyTime, OtherProperties, Property, PropertySchema, Row, StoredAs, Tag,
-        TagValue, TypedColumn,
+        Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry, IndexKind,
+        IndexSchema, KeyDate, KeyInt, KeyRange, KeyText, KeyTime, OtherProperties, Property,
+        PropertySchema, Row, StoredAs, Tag, TagValue, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

@@ -8,7 +8,9 @@ use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{Column, Filter};
 use crate::key::{cmp_ordinal, prefix_range, signed_offset};
-use crate::model::keypart::{KeyInt, KeyText, KeyTime};
+use crate::model::date::{date_of_day, day_number, write_date_text, MAX_DATE_DAY};
+use crate::model::date::{MAX_DATE_YEAR, MIN_DATE_YEAR};
+use crate::model::keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 use crate::model::reader::write_text;
 
 /// A range of keys in the service's (ordinal) order, e.g. the RowKeys of employees
@@ -325,6 +327,35 @@ pub fn range_rticks<T: KeyTime>(
     })?;
     Ok(encoded_range(&prefix, domain, max, |out, n| {
         pad_into(out, n, crate::key::TICKS_KEY_WIDTH)
+    }))
+}
+
+/// The RowKeys of a `{field}` placeholder on a calendar date over `range`, after
+/// `prefix` (bounds outside 0001..=9999 clamp: no key lies beyond them).
+///
+/// # Errors
+///
+/// None today; `Result` for symmetry with the other range helpers.
+pub fn range_date<T: KeyDate>(
+    prefix: String,
+    range: impl RangeBounds<T>,
+    field: &'static str,
+) -> Result<KeyRange> {
+    let _ = field;
+    let domain = inclusive_domain(&range, MAX_DATE_DAY, false, |v: &T| {
+        let (year, month, day) = v.to_key_ymd();
+        Ok(if year < MIN_DATE_YEAR {
+            Encoded::Below
+        } else if year > MAX_DATE_YEAR {
+            Encoded::Above
+        } else {
+            Encoded::At(day_number(year, month, day).unsigned_abs())
+        })
+    })?;
+    Ok(encoded_range(&prefix, domain, MAX_DATE_DAY, |out, n| {
+        let (year, month, day) = date_of_day(i64::try_from(n).unwrap_or(0));
+        // Every day of the domain is in range.
+        let _ = write_date_text(out, year, month, day);
     }))
 }
 

@@ -10,7 +10,8 @@ use crate::key::{
     validate_partition_key, validate_row_key, write_reverse_ticks_key, write_signed_key,
     write_ticks_key, SIGNED_KEY_WIDTH, TICKS_KEY_WIDTH,
 };
-use crate::model::keypart::{KeyInt, KeyText, KeyTime};
+use crate::model::date::{parse_date_text, write_date_text, DATE_KEY_WIDTH};
+use crate::model::keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 
 fn key_error(field: &str, message: String) -> Error {
     Error::new(ErrorKind::InvalidKey, format!("field `{field}`: {message}"))
@@ -148,6 +149,16 @@ pub fn write_rticks<T: KeyTime>(out: &mut String, value: &T, field: &'static str
     let time = key_time(value, field)?;
     write_reverse_ticks_key(out, time);
     Ok(())
+}
+
+/// Appends a calendar date as `yyyy-MM-dd`.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field for a year outside 0001..=9999.
+pub fn write_date<T: KeyDate>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
+    let (year, month, day) = value.to_key_ymd();
+    write_date_text(out, year, month, day).map_err(|e| key_error(field, e.message().to_owned()))
 }
 
 /// Checks a built PartitionKey (length, characters) and returns it.
@@ -355,6 +366,21 @@ impl<'a> KeyReader<'a> {
         let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
         let time = decode_reverse_ticks_key(part).and_then(T::from_key_datetime);
         self.field(field, part, time)
+    }
+
+    /// Reads a `yyyy-MM-dd` date.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part isn't such a date or `T` can't hold it.
+    pub fn date<T: KeyDate>(&mut self, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(DATE_KEY_WIDTH, field)?;
+        let date = parse_date_text(part).and_then(|(y, m, d)| {
+            T::from_key_ymd(y, m, d).ok_or_else(|| {
+                Error::new(ErrorKind::Decode, "the date is out of the field's range")
+            })
+        });
+        self.field(field, part, date)
     }
 
     /// Checks that the whole key was read.

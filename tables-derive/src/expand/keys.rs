@@ -101,6 +101,7 @@ pub(crate) fn write_segments(
                     }
                     KeyForm::Signed => quote!(#p::write_signed(&mut #out, #value, #name)?;),
                     KeyForm::Ticks => quote!(#p::write_ticks(&mut #out, #value, #name)?;),
+                    KeyForm::Date => quote!(#p::write_date(&mut #out, #value, #name)?;),
                     KeyForm::ReverseTicks => {
                         quote!(#p::write_rticks(&mut #out, #value, #name)?;)
                     }
@@ -159,7 +160,16 @@ pub(crate) fn writer_fn(
         params.push(quote!(#id: #ty));
     }
     let finish = format_ident!("{}", which.finish());
-    let body = if template.segments.is_empty() {
+    let body = if cx.stub {
+        let names = template_fields(&[template])
+            .into_iter()
+            .map(|i| &cx.model.fields[i].ident);
+        let fail = super::stub::never_runs(p);
+        quote! {
+            let _ = (#(#names,)*);
+            #fail
+        }
+    } else if template.segments.is_empty() {
         quote!(#p::#finish(::std::string::String::new()))
     } else {
         let out = format_ident!("__key");
@@ -269,7 +279,11 @@ pub(crate) fn builders(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         }
     };
     for (i, index) in model.indexes.iter().enumerate() {
-        items.extend(index_builder(cx, i, index, errors)?);
+        match index_builder(cx, i, index, errors) {
+            Ok(builder) => items.extend(builder),
+            Err(_) if cx.stub => {}
+            Err(error) => return Err(error),
+        }
     }
     Ok(items)
 }
@@ -421,6 +435,9 @@ fn read_part(
     let name = lit(name);
     let tail = Literal::usize_unsuffixed(tail);
     match form {
+        KeyForm::Text if kt.from_string() => quote!(#reader
+            .string(#tail, #name)
+            .map(<#ty as ::core::convert::From<::std::string::String>>::from)),
         KeyForm::Text if kt.is_str() => quote!(#reader.string(#tail, #name)),
         KeyForm::Text => quote!(#reader.text::<#ty>(::core::option::Option::None, #tail, #name)),
         KeyForm::Uuid => quote!(#reader.text::<#ty>(::core::option::Option::Some(36), 0, #name)),
@@ -431,5 +448,6 @@ fn read_part(
         KeyForm::Signed => quote!(#reader.signed::<#ty>(#name)),
         KeyForm::Ticks => quote!(#reader.ticks::<#ty>(#name)),
         KeyForm::ReverseTicks => quote!(#reader.rticks::<#ty>(#name)),
+        KeyForm::Date => quote!(#reader.date::<#ty>(#name)),
     }
 }

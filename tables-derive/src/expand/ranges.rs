@@ -15,13 +15,17 @@ pub(crate) fn helpers(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let mut items = template_helpers(cx, &cx.model.row_key, "", "", Span::call_site())?;
     for index in &cx.model.indexes {
         let what = format!(" of index `{}`", index.name);
-        items.extend(template_helpers(
+        match template_helpers(
             cx,
             &index.row_key,
             &format!("{}_", index.name),
             &what,
             index.name_span,
-        )?);
+        ) {
+            Ok(helpers) => items.extend(helpers),
+            Err(_) if cx.stub => {}
+            Err(error) => return Err(error),
+        }
     }
     Ok(items)
 }
@@ -151,6 +155,10 @@ impl Helper<'_> {
                 quote!(#p::range_rticks::<#ty>(__key, #range, #name_lit)),
             ),
             KeyForm::Uuid => (quote!(#ty), quote!(#p::range_uuid(__key, #range))),
+            KeyForm::Date => (
+                quote!(#ty),
+                quote!(#p::range_date::<#ty>(__key, #range, #name_lit)),
+            ),
             KeyForm::Text => (
                 quote!(&'r str),
                 quote!(#p::range_str(__key, #range, #name_lit)),
@@ -162,6 +170,14 @@ impl Helper<'_> {
             TokenStream::new()
         };
         let doc = self.doc(&name, &format!("the rows whose `{name}` is in `{range}`"));
+        let (body, call) = if cx.stub {
+            (
+                quote!(let _ = (#(#idents,)* #range);),
+                super::stub::never_runs(p),
+            )
+        } else {
+            (body, call)
+        };
         Ok(quote! {
             #[doc = #doc]
             #vis fn #fn_name #generics(#(#params,)* #range: impl ::core::ops::RangeBounds<#bound>) -> #p::Result<#p::KeyRange> {
@@ -186,11 +202,19 @@ impl Helper<'_> {
             &name,
             &format!("the rows whose `{name}` starts with `{prefix}`"),
         );
+        let (body, call) = if cx.stub {
+            (
+                quote!(let _ = (#(#idents,)* #prefix);),
+                super::stub::never_runs(p),
+            )
+        } else {
+            (body, quote!(#p::prefix_str(__key, #prefix, #name_lit)))
+        };
         Ok(quote! {
             #[doc = #doc]
             #vis fn #fn_name(#(#params,)* #prefix: &str) -> #p::Result<#p::KeyRange> {
                 #body
-                #p::prefix_str(__key, #prefix, #name_lit)
+                #call
             }
         })
     }
