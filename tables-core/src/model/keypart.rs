@@ -212,6 +212,88 @@ impl KeyTime for DateTime {
     }
 }
 
+/// A type's [`KeyText`] functions, taken once per key field where the derive
+/// checks the type (see [`FieldCodec`](crate::__private::FieldCodec)): a type that
+/// can't be a text key part is reported once, however many templates use it.
+pub struct KeyTextCodec<T> {
+    pub(crate) write: fn(&T, &mut String),
+    pub(crate) read: fn(&str) -> Result<T>,
+}
+
+impl<T> KeyTextCodec<T> {
+    /// The codec of `T`.
+    pub const fn new() -> KeyTextCodec<T>
+    where
+        T: KeyText,
+    {
+        KeyTextCodec {
+            write: T::write_key_text,
+            read: T::from_key_text,
+        }
+    }
+}
+
+/// A type's [`KeyInt`] functions (see [`KeyTextCodec`]).
+pub struct KeyIntCodec<T> {
+    pub(crate) to_u64: fn(&T) -> Option<u64>,
+    pub(crate) to_i64: fn(&T) -> Option<i64>,
+    pub(crate) from_u64: fn(u64) -> Option<T>,
+    pub(crate) from_i64: fn(i64) -> Option<T>,
+}
+
+impl<T> KeyIntCodec<T> {
+    /// The codec of `T`.
+    pub const fn new() -> KeyIntCodec<T>
+    where
+        T: KeyInt,
+    {
+        KeyIntCodec {
+            to_u64: T::to_key_u64,
+            to_i64: T::to_key_i64,
+            from_u64: T::from_key_u64,
+            from_i64: T::from_key_i64,
+        }
+    }
+}
+
+/// A type's [`KeyTime`] functions (see [`KeyTextCodec`]).
+pub struct KeyTimeCodec<T> {
+    pub(crate) to: fn(&T) -> Result<DateTime>,
+    pub(crate) from: fn(DateTime) -> Result<T>,
+}
+
+impl<T> KeyTimeCodec<T> {
+    /// The codec of `T`.
+    pub const fn new() -> KeyTimeCodec<T>
+    where
+        T: KeyTime,
+    {
+        KeyTimeCodec {
+            to: T::to_key_datetime,
+            from: T::from_key_datetime,
+        }
+    }
+}
+
+/// A type's [`KeyDate`] functions (see [`KeyTextCodec`]).
+pub struct KeyDateCodec<T> {
+    pub(crate) to: fn(&T) -> (i32, u32, u32),
+    pub(crate) from: fn(i32, u32, u32) -> Option<T>,
+}
+
+impl<T> KeyDateCodec<T> {
+    /// The codec of `T`.
+    pub const fn new() -> KeyDateCodec<T>
+    where
+        T: KeyDate,
+    {
+        KeyDateCodec {
+            to: T::to_key_ymd,
+            from: T::from_key_ymd,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

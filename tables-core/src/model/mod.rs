@@ -53,6 +53,7 @@ pub mod __private {
         take_properties, unknown_kind, unknown_variant, unknown_version, FieldCodec, PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
+    pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
     pub use super::range::{
         prefix_str, range_date, range_padded, range_rticks, range_signed, range_str, range_ticks,
         range_uuid,

@@ -66,6 +66,7 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
     let ident = &model.ident;
     let statics = schema::statics(&cx);
     let codecs = entity::codec_statics(&cx);
+    let key_codecs = keys::key_codec_statics(&cx)?;
     let writers = keys::writers(&cx)?;
     let builders = keys::builders(&cx)?;
     let ranges = ranges::helpers(&cx)?;
@@ -76,6 +77,7 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
         const _: () = {
             #statics
             #codecs
+            #key_codecs
             #writers
 
             // Builders take one parameter per template field, however many that is.

@@ -134,30 +134,31 @@ impl Helper<'_> {
         let kt = key_type(field)?;
         let ty = kt.ty;
         let name_lit = lit(&name);
+        let codec = super::keys::key_codec_static(field, form);
         let (bound, call) = match form {
             KeyForm::Padded(width) => {
                 let width = Literal::usize_unsuffixed(width);
                 (
                     quote!(#ty),
-                    quote!(#p::range_padded::<#ty>(__key, #range, #width, #name_lit)),
+                    quote!(#p::range_padded(__key, &#codec, #range, #width, #name_lit)),
                 )
             }
             KeyForm::Signed => (
                 quote!(#ty),
-                quote!(#p::range_signed::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_signed(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Ticks => (
                 quote!(#ty),
-                quote!(#p::range_ticks::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_ticks(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::ReverseTicks => (
                 quote!(#ty),
-                quote!(#p::range_rticks::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_rticks(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Uuid => (quote!(#ty), quote!(#p::range_uuid(__key, #range))),
             KeyForm::Date => (
                 quote!(#ty),
-                quote!(#p::range_date::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_date(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Text => (
                 quote!(&'r str),

@@ -386,11 +386,16 @@ fn schema_statics_describe_properties_and_indexes() {
             _ => None,
         })
         .collect();
-    // The index and entity schemas, then one codec per plain stored field.
-    assert_eq!(statics.len(), 7, "{statics:#?}");
-    assert!(statics[2..]
+    // The index and entity schemas, one codec per plain stored field (5), then one
+    // per key field and key trait (`employee_id` as an integer; text fields are
+    // written as `&str`).
+    assert_eq!(statics.len(), 8, "{statics:#?}");
+    assert!(statics[2..7]
         .iter()
         .all(|codec| codec.contains("FieldCodec")));
+    assert!(statics[7].contains(
+        "static __TABLES_KEYINT_employee_id : :: tables_client :: __private :: KeyIntCodec < u32 >"
+    ));
     let (indexes, schema) = (&statics[0], &statics[1]);
     assert!(indexes.contains("[:: tables_client :: __private :: IndexSchema ; 3]"));
     assert!(indexes.contains("table : :: core :: option :: Option :: Some (\"EmployeesByEmail\")"));
