@@ -84,6 +84,13 @@ fn parse_lenient(source: &str) -> (Vec<RawSegment>, Vec<String>) {
                         "unclosed `{{` at byte {start} of template \"{source}\"; close the placeholder with `}}` \
                          or write `{{{{` for a literal brace"
                     ));
+                    // Kept for `recover` only (with an error, `parse` returns none).
+                    if let Ok(field) = placeholder(&body) {
+                        if !literal.is_empty() {
+                            segments.push(RawSegment::Literal(std::mem::take(&mut literal)));
+                        }
+                        segments.push(field);
+                    }
                     continue;
                 }
                 match placeholder(&body) {
