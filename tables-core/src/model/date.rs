@@ -7,10 +7,14 @@
 //! and it sorts and compares like the date on the service: fixed width, years 0001
 //! to 9999 (the years .NET and Python dates hold).
 
+#[cfg(any(feature = "chrono", feature = "time", test))]
 use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
+#[cfg(any(feature = "chrono", feature = "time"))]
 use crate::model::keypart::KeyDate;
+#[cfg(any(feature = "chrono", feature = "time"))]
 use crate::model::property::missing;
+#[cfg(any(feature = "chrono", feature = "time"))]
 use crate::value::Value;
 
 /// Bytes of a date's key and property text: `yyyy-MM-dd`.
@@ -23,6 +27,7 @@ pub const MAX_DATE_YEAR: i32 = 9999;
 /// Day number of 9999-12-31, counting 0001-01-01 as day 0.
 pub(crate) const MAX_DATE_DAY: u64 = 3_652_058;
 
+#[cfg(any(feature = "chrono", feature = "time"))]
 const TICKS_PER_DAY: i64 = 86_400 * DateTime::TICKS_PER_SECOND;
 
 /// Days from 0001-01-01 to the date (proleptic Gregorian), which must be valid.
@@ -114,6 +119,7 @@ pub(crate) fn parse_date_text(text: &str) -> Result<(i32, u32, u32)> {
 }
 
 /// The property value of a date: `yyyy-MM-dd` text.
+#[cfg(any(feature = "chrono", feature = "time"))]
 pub(crate) fn date_to_value<T: KeyDate>(date: &T) -> Result<Option<Value>> {
     let (year, month, day) = date.to_key_ymd();
     let mut text = String::with_capacity(DATE_KEY_WIDTH);
@@ -123,6 +129,7 @@ pub(crate) fn date_to_value<T: KeyDate>(date: &T) -> Result<Option<Value>> {
 
 /// A date from its property: `yyyy-MM-dd` text, or (rows other programs wrote) an
 /// `Edm.DateTime` at exactly midnight UTC.
+#[cfg(any(feature = "chrono", feature = "time"))]
 pub(crate) fn date_from_value<T: KeyDate>(value: Option<Value>, type_name: &str) -> Result<T> {
     let (year, month, day) = match value {
         None => return Err(missing(type_name)),
@@ -166,7 +173,7 @@ mod tests {
         assert_eq!(day_number(9999, 12, 31), MAX_DATE_DAY as i64);
         // DateTime ticks count from 0001-01-01 too.
         assert_eq!(
-            day_number(1970, 1, 1) * TICKS_PER_DAY,
+            day_number(1970, 1, 1) * 86_400 * DateTime::TICKS_PER_SECOND,
             DateTime::UNIX_EPOCH_TICKS
         );
         for days in [0, 58, 59, 60, 365, 730_119, 738_000, MAX_DATE_DAY as i64] {

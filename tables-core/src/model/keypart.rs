@@ -294,6 +294,30 @@ impl<T> KeyDateCodec<T> {
     }
 }
 
+impl<T: KeyText> Default for KeyTextCodec<T> {
+    fn default() -> KeyTextCodec<T> {
+        KeyTextCodec::new()
+    }
+}
+
+impl<T: KeyInt> Default for KeyIntCodec<T> {
+    fn default() -> KeyIntCodec<T> {
+        KeyIntCodec::new()
+    }
+}
+
+impl<T: KeyTime> Default for KeyTimeCodec<T> {
+    fn default() -> KeyTimeCodec<T> {
+        KeyTimeCodec::new()
+    }
+}
+
+impl<T: KeyDate> Default for KeyDateCodec<T> {
+    fn default() -> KeyDateCodec<T> {
+        KeyDateCodec::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -448,7 +448,7 @@ fn read_part(
     let tail = Literal::usize_unsuffixed(tail);
     let codec = key_codec_static(field, form);
     match form {
-        KeyForm::Text if kt.from_string() => quote!(#reader
+        KeyForm::Text if kt.converts_from_string() => quote!(#reader
             .string(#tail, #name)
             .map(<#ty as ::core::convert::From<::std::string::String>>::from)),
         KeyForm::Text if kt.is_str() => quote!(#reader.string(#tail, #name)),

@@ -82,7 +82,7 @@ impl KeyType<'_> {
 
     /// Whether a `String` read from a key must be converted into the type
     /// (`Box<str>`, `Arc<str>`, `Cow<str>`).
-    pub(crate) fn from_string(&self) -> bool {
+    pub(crate) fn converts_from_string(&self) -> bool {
         *self.shape == TypeShape::Str
     }
 
