@@ -44,9 +44,10 @@ pub mod __private {
     //! What generated code reaches for; not a public API.
     pub use crate::model::__private::*;
     pub use crate::model::{
-        Contains, CopyIndex, Entity, EntitySchema, EntityUnion, IndexCopy, IndexEntry, IndexKey,
-        IndexKind, IndexOf, IndexSchema, Key, KeyInt, KeyRange, KeyText, KeyTime, ListIndex,
-        OtherProperties, Property, PropertySchema, Row, StoredAs, Tag, TagValue, TypedColumn,
+        Contains, CopyIndex, Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry,
+        IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt, KeyRange, KeyText,
+        KeyTime, ListIndex, OtherProperties, Property, PropertySchema, Row, StoredAs, Tag,
+        TagValue, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

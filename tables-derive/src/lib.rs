@@ -14,10 +14,16 @@ use proc_macro::TokenStream;
 #[proc_macro_derive(Entity, attributes(entity))]
 pub fn derive_entity(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    match attr::entity(&input).and_then(|model| validate::entity(&model).map(|()| model)) {
-        Ok(model) => expand::entity(&model).into(),
-        Err(errors) => expand::entity_stub(&input, &attr::krate(&input), errors).into(),
-    }
+    let (model, errors) = attr::entity_recovering(&input);
+    let errors = match (&model, errors) {
+        (_, Some(errors)) => errors,
+        (Some(model), None) => match validate::entity(model) {
+            Ok(()) => return expand::entity(model).into(),
+            Err(errors) => errors,
+        },
+        (None, None) => syn::Error::new(input.ident.span(), "the entity could not be read"),
+    };
+    expand::entity_with_errors(&input, &attr::krate(&input), model.as_ref(), errors).into()
 }
 
 /// Derives `EntityUnion` for an enum whose variants each wrap one entity type,

@@ -118,18 +118,32 @@ pub(crate) enum DefaultValue {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum TypeShape {
     String,
+    /// `Box<str>`, `Arc<str>`, `Cow<'_, str>`: text like `String` (builders take
+    /// `&str`), converted from the `String` a key is read into.
+    Str,
+    /// `char`: `{c}` (the character) or `{c:0N}` (its code point) in keys.
+    Char,
     Bool,
     /// `u8 u16 u32 u64 i8 i16 i32 i64` (name kept for messages).
     Int(String),
     /// `f32 f64`.
     Float,
-    /// `Vec<u8>`.
+    /// `Vec<u8>`, `bytes::Bytes`.
     Bytes,
     /// A path ending in `Uuid`: fixed width 36 in keys.
     Uuid,
-    /// A path ending in `DateTime`, `OffsetDateTime`, `NaiveDateTime` or
-    /// `PrimitiveDateTime`: needs `:ticks` or `:rticks` in keys.
+    /// A path ending in `DateTime` or `OffsetDateTime`: needs `:ticks` or `:rticks`
+    /// in keys.
     DateTime,
+    /// `NaiveDate` or `time::Date`: `{d}` in keys, 10 characters `yyyy-MM-dd`.
+    Date,
+    /// A path ending in `Duration`: no key form.
+    Duration,
+    /// A path ending in `Decimal`: no key form.
+    Decimal,
+    /// A type with no faithful storage (`i128`, `u128`, `NaiveDateTime`,
+    /// `PrimitiveDateTime`); the name is the type's last path segment.
+    Unstorable(String),
     /// `Option<T>`.
     Option(Box<TypeShape>),
     /// Anything else (user enums with `#[derive(Property)]`, newtypes, ...).
@@ -181,6 +195,8 @@ pub(crate) enum KeyForm {
     Ticks,
     /// `{field:rticks}`: 19-digit inverted ticks, newest first (trait `KeyTime`).
     ReverseTicks,
+    /// `{field}` on a calendar date: `yyyy-MM-dd` (trait `KeyDate`).
+    Date,
 }
 
 impl KeyForm {
@@ -192,6 +208,7 @@ impl KeyForm {
             KeyForm::Padded(n) => Some(n),
             KeyForm::Signed => Some(20),
             KeyForm::Ticks | KeyForm::ReverseTicks => Some(19),
+            KeyForm::Date => Some(10),
         }
     }
 }

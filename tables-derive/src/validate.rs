@@ -20,6 +20,7 @@ pub(crate) fn entity(model: &EntityModel) -> syn::Result<()> {
     let mut errors = Errors::new();
     names::kind(model, &mut errors);
     names::upgrade_from(model, &mut errors);
+    types::storable_fields(model, &mut errors);
     for site in templates(model) {
         forms::placeholders(model, &site, &mut errors);
         keys::literal_characters(&site, &mut errors);
@@ -49,6 +50,7 @@ pub(crate) fn union(model: &UnionModel) -> syn::Result<()> {
 pub(crate) fn property(model: &PropertyModel) -> syn::Result<()> {
     let mut errors = Errors::new();
     types::enum_has_variants(model, &mut errors);
+    types::storable_newtype(model, &mut errors);
     types::texts_distinct(model, &mut errors);
     types::texts_are_key_safe(model, &mut errors);
     errors.finish()

@@ -199,19 +199,48 @@ fn field_context(error: Error, field: &str, property: &str, action: &str) -> Err
         .with_source(error)
 }
 
+/// A field type's [`Property`] functions, taken once per stored field where the
+/// derive checks the type: a field type that is no `Property` is then reported
+/// once, at that place, and the encode and decode code that uses the codec adds no
+/// errors of its own.
+pub struct FieldCodec<T> {
+    to_value: fn(&T) -> Result<Option<Value>>,
+    from_value: fn(Option<Value>) -> Result<T>,
+}
+
+impl<T> FieldCodec<T> {
+    /// The codec of `T`.
+    // The bound sits on the function, not the impl, so a type that is no
+    // `Property` gets the trait's own message (E0277), not "method not found".
+    pub const fn new() -> FieldCodec<T>
+    where
+        T: Property,
+    {
+        FieldCodec {
+            to_value: T::to_value,
+            from_value: T::from_value,
+        }
+    }
+}
+
+impl<T: Property> Default for FieldCodec<T> {
+    fn default() -> FieldCodec<T> {
+        FieldCodec::new()
+    }
+}
+
 /// A field's property value, with the field named in any error.
 ///
 /// # Errors
 ///
 /// The field type's [`Property::to_value`] error, naming the field and property.
-pub fn encode_field<T: Property>(
+pub fn encode_field<T>(
+    codec: &FieldCodec<T>,
     value: &T,
     field: &'static str,
     property: &'static str,
 ) -> Result<Option<Value>> {
-    value
-        .to_value()
-        .map_err(|e| field_context(e, field, property, "can't store"))
+    (codec.to_value)(value).map_err(|e| field_context(e, field, property, "can't store"))
 }
 
 /// A `#[entity(json)]` field as JSON text; JSON `null` writes no property.
@@ -269,13 +298,14 @@ fn decode_context(error: Error, entity: &DynamicEntity, field: &str, property: &
 /// # Errors
 ///
 /// [`ErrorKind::Decode`] wrapping the type's [`Property::from_value`] error.
-pub fn decode_field<T: Property>(
+pub fn decode_field<T>(
+    codec: &FieldCodec<T>,
     value: Option<Value>,
     entity: &DynamicEntity,
     field: &'static str,
     property: &'static str,
 ) -> Result<T> {
-    T::from_value(value).map_err(|e| decode_context(e, entity, field, property))
+    (codec.from_value)(value).map_err(|e| decode_context(e, entity, field, property))
 }
 
 /// Decodes a `#[entity(json)]` field; an absent property reads as JSON `null` (so an

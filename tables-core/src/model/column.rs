@@ -75,6 +75,19 @@ impl<T: Property<Scalar = T>> Operand<T> for T {
     }
 }
 
+/// A column of an optional type compares with the inner value.
+impl<T: Property<Scalar = T>> Operand<Option<T>> for T {
+    fn into_operand(self) -> Option<Value> {
+        self.to_value().ok().flatten()
+    }
+}
+
+impl Operand<Option<String>> for &str {
+    fn into_operand(self) -> Option<Value> {
+        Some(Value::String(self.to_owned()))
+    }
+}
+
 impl Operand<String> for &str {
     fn into_operand(self) -> Option<Value> {
         Some(Value::String(self.to_owned()))
@@ -87,9 +100,66 @@ impl Operand<String> for &String {
     }
 }
 
+/// A property type whose stored values the service compares like the Rust values,
+/// so typed filters on it are faithful.
+///
+/// Every property type is, except `rust_decimal::Decimal`: it is stored as exact
+/// text, which the service would compare as text (`"10" < "9"`, `"1.50" ne "1.5"`).
+/// `#[derive(Property)]` implements it for enums and for newtypes of a filterable
+/// type.
+#[diagnostic::on_unimplemented(
+    message = "a filter can't compare `{Self}` values: the service would not compare them like the values",
+    label = "no typed comparisons for this column",
+    note = "rust_decimal::Decimal is stored as exact text (so .NET and Python read it back exactly), and the \
+            service compares text as text (\"10\" < \"9\"); filter on another column and compare decimals \
+            after reading, or store a scaled integer with #[entity(with = ..)]"
+)]
+pub trait Filterable: Property {}
+
+macro_rules! filterable {
+    ($($t:ty),* $(,)?) => {$( impl Filterable for $t {} )*};
+}
+
+filterable!(
+    String,
+    Box<str>,
+    std::sync::Arc<str>,
+    std::borrow::Cow<'static, str>,
+    char,
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    f32,
+    f64,
+    Vec<u8>,
+    uuid::Uuid,
+    crate::DateTime,
+    std::time::Duration,
+);
+
+#[cfg(feature = "bytes")]
+filterable!(bytes::Bytes);
+#[cfg(feature = "chrono")]
+filterable!(chrono::DateTime<chrono::Utc>, chrono::NaiveDate);
+#[cfg(feature = "time")]
+filterable!(time::OffsetDateTime, time::Date);
+
+impl<T: Filterable> Filterable for Option<T> {}
+
+// The bound sits on each method, not the impl, so a column of a type that isn't
+// `Filterable` gets that trait's message (E0277), not "method not found".
 impl<T: Property> TypedColumn<T> {
     /// `self op value`.
-    pub fn compare(&self, op: CmpOp, value: impl Operand<T>) -> Filter {
+    pub fn compare(&self, op: CmpOp, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         match value.into_operand() {
             Some(value) => Filter::Compare {
                 property: self.name.to_owned(),
@@ -120,37 +190,58 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `self eq value`.
-    pub fn eq(&self, value: impl Operand<T>) -> Filter {
+    pub fn eq(&self, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.compare(CmpOp::Eq, value)
     }
 
     /// `self ne value` (matches only rows that have the property).
-    pub fn ne(&self, value: impl Operand<T>) -> Filter {
+    pub fn ne(&self, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.compare(CmpOp::Ne, value)
     }
 
     /// `self gt value`.
-    pub fn gt(&self, value: impl Operand<T>) -> Filter {
+    pub fn gt(&self, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.compare(CmpOp::Gt, value)
     }
 
     /// `self ge value`.
-    pub fn ge(&self, value: impl Operand<T>) -> Filter {
+    pub fn ge(&self, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.compare(CmpOp::Ge, value)
     }
 
     /// `self lt value`.
-    pub fn lt(&self, value: impl Operand<T>) -> Filter {
+    pub fn lt(&self, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.compare(CmpOp::Lt, value)
     }
 
     /// `self le value`.
-    pub fn le(&self, value: impl Operand<T>) -> Filter {
+    pub fn le(&self, value: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.compare(CmpOp::Le, value)
     }
 
     /// `low le self and self le high`.
-    pub fn between(&self, low: impl Operand<T>, high: impl Operand<T>) -> Filter {
+    pub fn between(&self, low: impl Operand<T>, high: impl Operand<T>) -> Filter
+    where
+        T: Filterable,
+    {
         self.ge(low).and(self.le(high))
     }
 }

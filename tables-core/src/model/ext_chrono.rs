@@ -1,10 +1,14 @@
-//! chrono date-times as properties and key parts (feature `chrono`).
+//! chrono date-times and dates as properties and key parts (feature `chrono`).
+//!
+//! `NaiveDateTime` has no impl on purpose: it names no instant, and the service
+//! stores instants; `#[derive(Entity)]` says which type to use instead.
 
-use chrono::{NaiveDateTime, TimeZone, Utc};
+use chrono::{Datelike, NaiveDate, TimeZone, Utc};
 
 use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::keypart::KeyTime;
+use crate::model::date::{date_from_value, date_to_value};
+use crate::model::keypart::{KeyDate, KeyTime};
 use crate::model::property::{missing, Property};
 use crate::value::{EdmType, Value};
 
@@ -42,38 +46,46 @@ impl KeyTime for chrono::DateTime<Utc> {
     }
 }
 
-impl KeyTime for NaiveDateTime {
-    fn to_key_datetime(&self) -> Result<DateTime> {
-        utc_to_core(&self.and_utc())
+impl Property for chrono::DateTime<Utc> {
+    type Scalar = chrono::DateTime<Utc>;
+    const EDM_TYPE: EdmType = EdmType::DateTime;
+
+    /// Stored at the service's 100 ns precision (finer digits are dropped).
+    fn to_value(&self) -> Result<Option<Value>> {
+        self.to_key_datetime().map(|t| Some(Value::DateTime(t)))
     }
 
-    fn from_key_datetime(time: DateTime) -> Result<NaiveDateTime> {
-        from_core(time).map(|t| t.naive_utc())
-    }
-}
-
-macro_rules! chrono_property {
-    ($($t:ty),*) => {$(
-        impl Property for $t {
-            type Scalar = $t;
-            const EDM_TYPE: EdmType = EdmType::DateTime;
-
-            /// Stored at the service's 100 ns precision (finer digits are dropped).
-            fn to_value(&self) -> Result<Option<Value>> {
-                self.to_key_datetime().map(|t| Some(Value::DateTime(t)))
-            }
-
-            fn from_value(value: Option<Value>) -> Result<$t> {
-                match value {
-                    Some(value) => <$t>::from_key_datetime(DateTime::try_from(value)?),
-                    None => Err(missing(stringify!($t))),
-                }
-            }
+    fn from_value(value: Option<Value>) -> Result<chrono::DateTime<Utc>> {
+        match value {
+            Some(value) => <chrono::DateTime<Utc>>::from_key_datetime(DateTime::try_from(value)?),
+            None => Err(missing("chrono::DateTime<Utc>")),
         }
-    )*};
+    }
 }
 
-chrono_property!(chrono::DateTime<Utc>, NaiveDateTime);
+impl KeyDate for NaiveDate {
+    fn to_key_ymd(&self) -> (i32, u32, u32) {
+        (self.year(), self.month(), self.day())
+    }
+
+    fn from_key_ymd(year: i32, month: u32, day: u32) -> Option<NaiveDate> {
+        NaiveDate::from_ymd_opt(year, month, day)
+    }
+}
+
+/// A calendar date as `yyyy-MM-dd` text (years 0001 to 9999).
+impl Property for NaiveDate {
+    type Scalar = NaiveDate;
+    const EDM_TYPE: EdmType = EdmType::String;
+
+    fn to_value(&self) -> Result<Option<Value>> {
+        date_to_value(self)
+    }
+
+    fn from_value(value: Option<Value>) -> Result<NaiveDate> {
+        date_from_value(value, "NaiveDate")
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -94,5 +106,35 @@ mod tests {
         );
         let too_old = Utc.with_ymd_and_hms(1500, 1, 1, 0, 0, 0).single().unwrap();
         assert!(too_old.to_value().is_err());
+    }
+
+    #[test]
+    fn dates_are_text() {
+        let d = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        assert_eq!(d.to_value().unwrap(), Some(Value::from("2024-02-29")));
+        assert_eq!(NaiveDate::from_value(d.to_value().unwrap()).unwrap(), d);
+        let midnight = DateTime::from_ymd_hms(2024, 2, 29, 0, 0, 0).unwrap();
+        assert_eq!(
+            NaiveDate::from_value(Some(Value::DateTime(midnight))).unwrap(),
+            d
+        );
+        let noon = DateTime::from_ymd_hms(2024, 2, 29, 12, 0, 0).unwrap();
+        assert!(NaiveDate::from_value(Some(Value::DateTime(noon))).is_err());
+        assert!(NaiveDate::from_ymd_opt(0, 1, 1)
+            .unwrap()
+            .to_value()
+            .is_err());
+        assert!(NaiveDate::from_ymd_opt(10_000, 1, 1)
+            .unwrap()
+            .to_value()
+            .is_err());
+        assert_eq!(
+            NaiveDate::from_value(Some(Value::from("0001-01-01"))).unwrap(),
+            NaiveDate::MIN
+                .with_year(1)
+                .unwrap()
+                .with_ordinal(1)
+                .unwrap()
+        );
     }
 }

@@ -1,10 +1,14 @@
-//! time date-times as properties and key parts (feature `time`).
+//! time date-times and dates as properties and key parts (feature `time`).
+//!
+//! `PrimitiveDateTime` has no impl on purpose: it names no instant, and the service
+//! stores instants; `#[derive(Entity)]` says which type to use instead.
 
-use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
+use time::{Date, Month, OffsetDateTime};
 
 use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::keypart::KeyTime;
+use crate::model::date::{date_from_value, date_to_value};
+use crate::model::keypart::{KeyDate, KeyTime};
 use crate::model::property::{missing, Property};
 use crate::value::{EdmType, Value};
 
@@ -28,41 +32,54 @@ impl KeyTime for OffsetDateTime {
     }
 }
 
-impl KeyTime for PrimitiveDateTime {
-    fn to_key_datetime(&self) -> Result<DateTime> {
-        self.assume_utc().to_key_datetime()
+impl Property for OffsetDateTime {
+    type Scalar = OffsetDateTime;
+    const EDM_TYPE: EdmType = EdmType::DateTime;
+
+    /// Stored in UTC at the service's 100 ns precision (finer digits are dropped).
+    fn to_value(&self) -> Result<Option<Value>> {
+        self.to_key_datetime().map(|t| Some(Value::DateTime(t)))
     }
 
-    fn from_key_datetime(time: DateTime) -> Result<PrimitiveDateTime> {
-        OffsetDateTime::from_key_datetime(time).map(|t| {
-            let t = t.to_offset(UtcOffset::UTC);
-            PrimitiveDateTime::new(t.date(), t.time())
-        })
-    }
-}
-
-macro_rules! time_property {
-    ($($t:ty),*) => {$(
-        impl Property for $t {
-            type Scalar = $t;
-            const EDM_TYPE: EdmType = EdmType::DateTime;
-
-            /// Stored in UTC at the service's 100 ns precision (finer digits are dropped).
-            fn to_value(&self) -> Result<Option<Value>> {
-                self.to_key_datetime().map(|t| Some(Value::DateTime(t)))
-            }
-
-            fn from_value(value: Option<Value>) -> Result<$t> {
-                match value {
-                    Some(value) => <$t>::from_key_datetime(DateTime::try_from(value)?),
-                    None => Err(missing(stringify!($t))),
-                }
-            }
+    fn from_value(value: Option<Value>) -> Result<OffsetDateTime> {
+        match value {
+            Some(value) => OffsetDateTime::from_key_datetime(DateTime::try_from(value)?),
+            None => Err(missing("OffsetDateTime")),
         }
-    )*};
+    }
 }
 
-time_property!(OffsetDateTime, PrimitiveDateTime);
+impl KeyDate for Date {
+    fn to_key_ymd(&self) -> (i32, u32, u32) {
+        (
+            self.year(),
+            u32::from(u8::from(self.month())),
+            u32::from(self.day()),
+        )
+    }
+
+    fn from_key_ymd(year: i32, month: u32, day: u32) -> Option<Date> {
+        let month = u8::try_from(month)
+            .ok()
+            .and_then(|m| Month::try_from(m).ok())?;
+        let day = u8::try_from(day).ok()?;
+        Date::from_calendar_date(year, month, day).ok()
+    }
+}
+
+/// A calendar date as `yyyy-MM-dd` text (years 0001 to 9999).
+impl Property for Date {
+    type Scalar = Date;
+    const EDM_TYPE: EdmType = EdmType::String;
+
+    fn to_value(&self) -> Result<Option<Value>> {
+        date_to_value(self)
+    }
+
+    fn from_value(value: Option<Value>) -> Result<Date> {
+        date_from_value(value, "time::Date")
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -75,10 +92,18 @@ mod tests {
             OffsetDateTime::from_value(t.to_value().unwrap()).unwrap(),
             t
         );
-        let p = PrimitiveDateTime::new(t.date(), t.time());
+    }
+
+    #[test]
+    fn dates_are_text() {
+        let d = Date::from_calendar_date(1999, Month::December, 31).unwrap();
+        assert_eq!(d.to_value().unwrap(), Some(Value::from("1999-12-31")));
+        assert_eq!(Date::from_value(d.to_value().unwrap()).unwrap(), d);
+        let before = Date::from_calendar_date(0, Month::January, 1).unwrap();
         assert_eq!(
-            PrimitiveDateTime::from_value(p.to_value().unwrap()).unwrap(),
-            p
+            before.to_value().unwrap_err().kind(),
+            ErrorKind::InvalidValue
         );
+        assert!(Date::from_key_ymd(2023, 2, 29).is_none());
     }
 }

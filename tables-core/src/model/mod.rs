@@ -11,8 +11,13 @@
 
 mod codec;
 mod column;
+mod date;
+#[cfg(feature = "bytes")]
+mod ext_bytes;
 #[cfg(feature = "chrono")]
 mod ext_chrono;
+#[cfg(feature = "rust_decimal")]
+mod ext_decimal;
 #[cfg(feature = "time")]
 mod ext_time;
 mod index;
@@ -26,9 +31,10 @@ mod tag;
 mod typed_key;
 
 pub use codec::OtherProperties;
-pub use column::{Operand, TypedColumn};
+pub use column::{Filterable, Operand, TypedColumn};
+pub use date::{DATE_KEY_WIDTH, MAX_DATE_YEAR, MIN_DATE_YEAR};
 pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
-pub use keypart::{KeyInt, KeyText, KeyTime};
+pub use keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 pub use property::Property;
 pub use range::KeyRange;
 pub use registry::check_writer;
@@ -49,15 +55,17 @@ pub mod __private {
         check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
         encode_field, encode_json, encode_with, entity_type, expect_string, kinds_distinct,
         missing_is_default, new_entity, push_other_properties, push_property, str_eq,
-        take_properties, unknown_kind, unknown_variant, unknown_version, PropertyNames,
+        take_properties, unknown_kind, unknown_variant, unknown_version, FieldCodec, PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
+    pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
     pub use super::range::{
-        prefix_str, range_padded, range_rticks, range_signed, range_str, range_ticks, range_uuid,
+        prefix_str, range_date, range_padded, range_rticks, range_signed, range_str, range_ticks,
+        range_uuid,
     };
     pub use super::reader::{
-        finish_partition_key, finish_row_key, write_literal, write_padded, write_rticks,
-        write_signed, write_str_part, write_text, write_ticks, KeyReader,
+        finish_partition_key, finish_row_key, write_date, write_literal, write_padded,
+        write_rticks, write_signed, write_str_part, write_text, write_ticks, KeyReader,
     };
     pub use super::registry::Registration;
     pub use inventory;

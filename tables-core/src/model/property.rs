@@ -11,14 +11,18 @@ use crate::value::{EdmType, Value};
 ///
 /// | Rust | Edm type |
 /// |---|---|
-/// | `String` | `Edm.String` |
+/// | `String`, `Box<str>`, `Arc<str>`, `Cow<'static, str>` | `Edm.String` |
+/// | `char` | `Edm.String` (one character) |
 /// | `bool` | `Edm.Boolean` |
 /// | `i8`, `i16`, `i32`, `u8`, `u16` | `Edm.Int32` |
 /// | `i64`, `u32`, `u64` (at most `i64::MAX`) | `Edm.Int64` |
+/// | `std::time::Duration` (at most `i64::MAX` ns, about 292 years) | `Edm.Int64` nanoseconds |
 /// | `f32`, `f64` | `Edm.Double` |
-/// | `Vec<u8>` | `Edm.Binary` |
+/// | `Vec<u8>` (`bytes::Bytes` behind a feature) | `Edm.Binary` |
 /// | `uuid::Uuid` | `Edm.Guid` |
 /// | [`DateTime`] (and chrono/time date-times behind features) | `Edm.DateTime` |
+/// | `chrono::NaiveDate`, `time::Date` (features) | `Edm.String` `yyyy-MM-dd` |
+/// | `rust_decimal::Decimal` (feature) | `Edm.String`, exact invariant text |
 /// | `Option<T>` | as `T`; `None` is an absent property |
 /// | unit enums with `#[derive(Property)]` | `Edm.String` |
 ///
@@ -40,9 +44,11 @@ use crate::value::{EdmType, Value};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` can't be stored as a table property",
     label = "not a property type",
-    note = "property types: String, bool, i8..i64, u8..u64, f32, f64, Vec<u8>, Uuid, \
-            tables DateTime (chrono/time behind features), Option of these, and types with \
-            #[derive(Property)] (unit enums, newtypes)",
+    note = "property types: String, Box<str>, Arc<str>, Cow<'static, str>, char, bool, i8..i64, \
+            u8..u64, f32, f64, Vec<u8>, Uuid, std::time::Duration, tables DateTime, and behind \
+            features chrono DateTime<Utc> and NaiveDate, time OffsetDateTime and Date, bytes::Bytes, \
+            rust_decimal::Decimal; Option of these, and types with #[derive(Property)] (unit enums, \
+            newtypes)",
     note = "for other types use #[entity(json)] (serde JSON in a string property) or \
             #[entity(with = module)] (your own codec)"
 )]
@@ -124,6 +130,102 @@ impl Property for u64 {
     }
 }
 
+macro_rules! property_via_string {
+    ($($t:ty),* $(,)?) => {$(
+        impl Property for $t {
+            type Scalar = $t;
+            const EDM_TYPE: EdmType = EdmType::String;
+
+            fn to_value(&self) -> Result<Option<Value>> {
+                Ok(Some(Value::String(String::from(&**self))))
+            }
+
+            fn from_value(value: Option<Value>) -> Result<$t> {
+                match value {
+                    Some(value) => String::try_from(value).map(<$t>::from),
+                    None => Err(missing(stringify!($t))),
+                }
+            }
+        }
+    )*};
+}
+
+property_via_string!(
+    Box<str>,
+    std::sync::Arc<str>,
+    std::borrow::Cow<'static, str>
+);
+
+/// One character, as one-character text.
+impl Property for char {
+    type Scalar = char;
+    const EDM_TYPE: EdmType = EdmType::String;
+
+    fn to_value(&self) -> Result<Option<Value>> {
+        Ok(Some(Value::String(self.to_string())))
+    }
+
+    fn from_value(value: Option<Value>) -> Result<char> {
+        let text = match value {
+            Some(value) => String::try_from(value)?,
+            None => return Err(missing("char")),
+        };
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(Error::new(
+                ErrorKind::InvalidValue,
+                format!("{text:?} is not one character"),
+            )),
+        }
+    }
+}
+
+/// Whole nanoseconds as `Edm.Int64`: exact for every duration up to `i64::MAX`
+/// nanoseconds (about 292 years); longer ones are refused, never rounded.
+impl Property for std::time::Duration {
+    type Scalar = std::time::Duration;
+    const EDM_TYPE: EdmType = EdmType::Int64;
+
+    fn to_value(&self) -> Result<Option<Value>> {
+        match i64::try_from(self.as_nanos()) {
+            Ok(nanos) => Ok(Some(Value::Int64(nanos))),
+            Err(_) => Err(Error::new(
+                ErrorKind::InvalidValue,
+                format!(
+                    "the duration {self:?} is longer than an Int64 of nanoseconds holds (i64::MAX ns, about \
+                     292 years); store longer spans in coarser units with #[entity(with = ..)]"
+                ),
+            )),
+        }
+    }
+
+    fn from_value(value: Option<Value>) -> Result<std::time::Duration> {
+        let nanos = match value {
+            Some(Value::Int64(n)) => n,
+            Some(Value::Int32(n)) => i64::from(n),
+            Some(other) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "expected a duration (Edm.Int64 nanoseconds), found Edm.{:?}",
+                        other.edm_type()
+                    ),
+                ))
+            }
+            None => return Err(missing("Duration")),
+        };
+        u64::try_from(nanos)
+            .map(std::time::Duration::from_nanos)
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidValue,
+                    format!("{nanos} ns is negative, and a Duration can't be"),
+                )
+            })
+    }
+}
+
 impl<T: Property> Property for Option<T> {
     type Scalar = T::Scalar;
     const EDM_TYPE: EdmType = T::EDM_TYPE;
@@ -174,6 +276,14 @@ mod tests {
         round_trip(uuid::Uuid::from_u128(7));
         round_trip(vec![0u8, 255]);
         round_trip(Some(3i32));
+        round_trip('é');
+        round_trip('😀');
+        round_trip(Box::<str>::from("box"));
+        round_trip(std::sync::Arc::<str>::from("arc"));
+        round_trip(std::borrow::Cow::<'static, str>::Borrowed("cow"));
+        round_trip(std::time::Duration::new(3, 999_999_999));
+        round_trip(std::time::Duration::from_nanos(i64::MAX as u64));
+        round_trip(std::time::Duration::ZERO);
         round_trip(None::<String>);
     }
 
@@ -198,5 +308,17 @@ mod tests {
             ErrorKind::InvalidValue
         );
         assert_eq!(i32::from_value(None).unwrap_err().kind(), ErrorKind::Decode);
+        let too_long = std::time::Duration::from_nanos(i64::MAX as u64 + 1);
+        assert_eq!(
+            too_long.to_value().unwrap_err().kind(),
+            ErrorKind::InvalidValue
+        );
+        assert_eq!(
+            std::time::Duration::MAX.to_value().unwrap_err().kind(),
+            ErrorKind::InvalidValue
+        );
+        assert!(std::time::Duration::from_value(Some(Value::Int64(-1))).is_err());
+        assert!(char::from_value(Some(Value::from("ab"))).is_err());
+        assert!(char::from_value(Some(Value::from(""))).is_err());
     }
 }

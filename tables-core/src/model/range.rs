@@ -8,7 +8,9 @@ use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{Column, Filter};
 use crate::key::{cmp_ordinal, prefix_range, signed_offset};
-use crate::model::keypart::{KeyInt, KeyText, KeyTime};
+use crate::model::date::{date_of_day, day_number, write_date_text, MAX_DATE_DAY};
+use crate::model::date::{MAX_DATE_YEAR, MIN_DATE_YEAR};
+use crate::model::keypart::{KeyDateCodec, KeyIntCodec, KeyText, KeyTextCodec, KeyTimeCodec};
 use crate::model::reader::write_text;
 
 /// A range of keys in the service's (ordinal) order, e.g. the RowKeys of employees
@@ -231,8 +233,9 @@ fn pad_into(out: &mut String, value: u64, width: usize) {
 /// # Errors
 ///
 /// [`ErrorKind::InvalidInput`] for a width outside 1..=20.
-pub fn range_padded<T: KeyInt>(
+pub fn range_padded<T>(
     prefix: String,
+    codec: &KeyIntCodec<T>,
     range: impl RangeBounds<T>,
     width: usize,
     field: &'static str,
@@ -248,7 +251,7 @@ pub fn range_padded<T: KeyInt>(
         .and_then(|w| 10u64.checked_pow(w))
         .map_or(u64::MAX, |p| p - 1);
     let domain = inclusive_domain(&range, max, false, |v: &T| {
-        Ok(match v.to_key_u64() {
+        Ok(match (codec.to_u64)(v) {
             Some(n) if n > max => Encoded::Above,
             Some(n) => Encoded::At(n),
             None => Encoded::Below,
@@ -264,14 +267,15 @@ pub fn range_padded<T: KeyInt>(
 /// # Errors
 ///
 /// None today; `Result` for symmetry with the other range helpers.
-pub fn range_signed<T: KeyInt>(
+pub fn range_signed<T>(
     prefix: String,
+    codec: &KeyIntCodec<T>,
     range: impl RangeBounds<T>,
     field: &'static str,
 ) -> Result<KeyRange> {
     let _ = field;
     let domain = inclusive_domain(&range, u64::MAX, false, |v: &T| {
-        Ok(match v.to_key_i64() {
+        Ok(match (codec.to_i64)(v) {
             Some(n) => Encoded::At(signed_offset(n)),
             None => Encoded::Above,
         })
@@ -281,10 +285,8 @@ pub fn range_signed<T: KeyInt>(
     }))
 }
 
-fn ticks_of<T: KeyTime>(value: &T, field: &str) -> Result<u64> {
-    let time = value
-        .to_key_datetime()
-        .map_err(|e| range_error(field, e.message().to_owned()))?;
+fn ticks_of<T>(codec: &KeyTimeCodec<T>, value: &T, field: &str) -> Result<u64> {
+    let time = (codec.to)(value).map_err(|e| range_error(field, e.message().to_owned()))?;
     // Ticks of the service's range are positive.
     Ok(time.ticks().unsigned_abs())
 }
@@ -294,14 +296,15 @@ fn ticks_of<T: KeyTime>(value: &T, field: &str) -> Result<u64> {
 /// # Errors
 ///
 /// [`ErrorKind::InvalidInput`] for a bound outside the service's date range.
-pub fn range_ticks<T: KeyTime>(
+pub fn range_ticks<T>(
     prefix: String,
+    codec: &KeyTimeCodec<T>,
     range: impl RangeBounds<T>,
     field: &'static str,
 ) -> Result<KeyRange> {
     let max = DateTime::MAX_TICKS.unsigned_abs();
     let domain = inclusive_domain(&range, max, false, |v: &T| {
-        Ok(Encoded::At(ticks_of(v, field)?))
+        Ok(Encoded::At(ticks_of(codec, v, field)?))
     })?;
     Ok(encoded_range(&prefix, domain, max, |out, n| {
         pad_into(out, n, crate::key::TICKS_KEY_WIDTH)
@@ -314,17 +317,48 @@ pub fn range_ticks<T: KeyTime>(
 /// # Errors
 ///
 /// As [`range_ticks`].
-pub fn range_rticks<T: KeyTime>(
+pub fn range_rticks<T>(
     prefix: String,
+    codec: &KeyTimeCodec<T>,
     range: impl RangeBounds<T>,
     field: &'static str,
 ) -> Result<KeyRange> {
     let max = DateTime::MAX_TICKS.unsigned_abs();
     let domain = inclusive_domain(&range, max, true, |v: &T| {
-        Ok(Encoded::At(max - ticks_of(v, field)?))
+        Ok(Encoded::At(max - ticks_of(codec, v, field)?))
     })?;
     Ok(encoded_range(&prefix, domain, max, |out, n| {
         pad_into(out, n, crate::key::TICKS_KEY_WIDTH)
+    }))
+}
+
+/// The RowKeys of a `{field}` placeholder on a calendar date over `range`, after
+/// `prefix` (bounds outside 0001..=9999 clamp: no key lies beyond them).
+///
+/// # Errors
+///
+/// None today; `Result` for symmetry with the other range helpers.
+pub fn range_date<T>(
+    prefix: String,
+    codec: &KeyDateCodec<T>,
+    range: impl RangeBounds<T>,
+    field: &'static str,
+) -> Result<KeyRange> {
+    let _ = field;
+    let domain = inclusive_domain(&range, MAX_DATE_DAY, false, |v: &T| {
+        let (year, month, day) = (codec.to)(v);
+        Ok(if year < MIN_DATE_YEAR {
+            Encoded::Below
+        } else if year > MAX_DATE_YEAR {
+            Encoded::Above
+        } else {
+            Encoded::At(day_number(year, month, day).unsigned_abs())
+        })
+    })?;
+    Ok(encoded_range(&prefix, domain, MAX_DATE_DAY, |out, n| {
+        let (year, month, day) = date_of_day(i64::try_from(n).unwrap_or(0));
+        // Every day of the domain is in range.
+        let _ = write_date_text(out, year, month, day);
     }))
 }
 
@@ -399,7 +433,12 @@ pub fn range_str<'r>(
 /// [`ErrorKind::InvalidKey`] when `text_prefix` holds a character keys can't hold.
 pub fn prefix_str(prefix: String, text_prefix: &str, field: &'static str) -> Result<KeyRange> {
     let mut full = prefix;
-    write_text(&mut full, &text_prefix.to_owned(), field)?;
+    write_text(
+        &mut full,
+        &KeyTextCodec::<String>::new(),
+        &text_prefix.to_owned(),
+        field,
+    )?;
     Ok(KeyRange::prefix(&full))
 }
 
@@ -409,12 +448,26 @@ mod tests {
 
     #[test]
     fn padded_range_is_the_guides_example() {
-        let r = range_padded("empid_".to_owned(), 100u32..200, 6, "employee_id").unwrap();
+        let r = range_padded(
+            "empid_".to_owned(),
+            &KeyIntCodec::new(),
+            100u32..200,
+            6,
+            "employee_id",
+        )
+        .unwrap();
         assert_eq!(
             r.row_key_filter().to_odata(),
             "RowKey ge 'empid_000100' and RowKey lt 'empid_000200'"
         );
-        let r = range_padded("empid_".to_owned(), 123u32..=123, 6, "employee_id").unwrap();
+        let r = range_padded(
+            "empid_".to_owned(),
+            &KeyIntCodec::new(),
+            123u32..=123,
+            6,
+            "employee_id",
+        )
+        .unwrap();
         assert!(r.contains("empid_000123_2012"));
         assert!(!r.contains("empid_000124_2012"));
         assert!(!r.contains("empid_000122_2012"));
@@ -422,39 +475,45 @@ mod tests {
 
     #[test]
     fn padded_range_edges() {
-        let all = range_padded::<u8>("p".to_owned(), .., 2, "f").unwrap();
+        let all = range_padded::<u8>("p".to_owned(), &KeyIntCodec::new(), .., 2, "f").unwrap();
         assert_eq!(
             all,
             KeyRange::new(Bound::Included("p00".into()), Bound::Excluded("q".into()))
         );
-        assert!(range_padded("p".to_owned(), 5u8..5, 2, "f")
-            .unwrap()
-            .is_empty());
-        assert!(range_padded("p".to_owned(), 100u32.., 2, "f")
-            .unwrap()
-            .is_empty());
-        let negative = range_padded("p".to_owned(), -5i32..3, 2, "f").unwrap();
+        assert!(
+            range_padded("p".to_owned(), &KeyIntCodec::new(), 5u8..5, 2, "f")
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            range_padded("p".to_owned(), &KeyIntCodec::new(), 100u32.., 2, "f")
+                .unwrap()
+                .is_empty()
+        );
+        let negative = range_padded("p".to_owned(), &KeyIntCodec::new(), -5i32..3, 2, "f").unwrap();
         assert!(negative.contains("p00") && negative.contains("p02") && !negative.contains("p03"));
-        assert!(range_padded("p".to_owned(), ..0i32, 2, "f")
-            .unwrap()
-            .is_empty());
+        assert!(
+            range_padded("p".to_owned(), &KeyIntCodec::new(), ..0i32, 2, "f")
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn signed_and_tick_ranges_keep_order() {
-        let r = range_signed(String::new(), -3i64..3, "n").unwrap();
+        let r = range_signed(String::new(), &KeyIntCodec::new(), -3i64..3, "n").unwrap();
         assert!(r.contains(&crate::key::encode_signed(-3)));
         assert!(r.contains(&crate::key::encode_signed(2)));
         assert!(!r.contains(&crate::key::encode_signed(3)));
         assert!(!r.contains(&crate::key::encode_signed(-4)));
 
         let t = |y| DateTime::from_ymd_hms(y, 1, 1, 0, 0, 0).unwrap();
-        let r = range_rticks(String::new(), t(2020)..t(2022), "at").unwrap();
+        let r = range_rticks(String::new(), &KeyTimeCodec::new(), t(2020)..t(2022), "at").unwrap();
         assert!(r.contains(&crate::key::reverse_ticks_key(t(2020))));
         assert!(r.contains(&crate::key::reverse_ticks_key(t(2021))));
         assert!(!r.contains(&crate::key::reverse_ticks_key(t(2022))));
         assert!(!r.contains(&crate::key::reverse_ticks_key(t(2019))));
-        let r = range_ticks(String::new(), t(2020)..=t(2022), "at").unwrap();
+        let r = range_ticks(String::new(), &KeyTimeCodec::new(), t(2020)..=t(2022), "at").unwrap();
         assert!(r.contains(&crate::key::ticks_key(t(2022))));
         assert!(!r.contains(&crate::key::ticks_key(t(2023))));
     }

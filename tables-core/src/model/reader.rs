@@ -10,7 +10,8 @@ use crate::key::{
     validate_partition_key, validate_row_key, write_reverse_ticks_key, write_signed_key,
     write_ticks_key, SIGNED_KEY_WIDTH, TICKS_KEY_WIDTH,
 };
-use crate::model::keypart::{KeyInt, KeyText, KeyTime};
+use crate::model::date::{parse_date_text, write_date_text, DATE_KEY_WIDTH};
+use crate::model::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
 
 fn key_error(field: &str, message: String) -> Error {
     Error::new(ErrorKind::InvalidKey, format!("field `{field}`: {message}"))
@@ -51,14 +52,19 @@ fn check_text_part(value: &str, field: &str) -> Result<()> {
     Ok(())
 }
 
-/// Appends a [`KeyText`] part.
+/// Appends a [`KeyText`](crate::model::KeyText) part.
 ///
 /// # Errors
 ///
 /// As [`write_str_part`].
-pub fn write_text<T: KeyText>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
+pub fn write_text<T>(
+    out: &mut String,
+    codec: &KeyTextCodec<T>,
+    value: &T,
+    field: &'static str,
+) -> Result<()> {
     let start = out.len();
-    value.write_key_text(out);
+    (codec.write)(value, out);
     let part = &out[start..];
     if let Err(e) = check_text_part(part, field) {
         out.truncate(start);
@@ -73,19 +79,20 @@ pub fn write_text<T: KeyText>(out: &mut String, value: &T, field: &'static str) 
 ///
 /// [`ErrorKind::InvalidKey`] naming the field for a negative value or one with more
 /// than `width` digits.
-pub fn write_padded<T: KeyInt>(
+pub fn write_padded<T>(
     out: &mut String,
+    codec: &KeyIntCodec<T>,
     value: &T,
     width: usize,
     field: &'static str,
 ) -> Result<()> {
-    let Some(number) = value.to_key_u64() else {
+    let Some(number) = (codec.to_u64)(value) else {
         return Err(key_error(
             field,
             format!(
                 "{} is negative and `{{{field}:0{width}}}` holds only non-negative numbers; use \
                  `{{{field}:signed}}` for signed values",
-                value.to_key_i64().unwrap_or_default()
+                (codec.to_i64)(value).unwrap_or_default()
             ),
         ));
     };
@@ -110,8 +117,13 @@ pub fn write_padded<T: KeyInt>(
 /// # Errors
 ///
 /// [`ErrorKind::InvalidKey`] naming the field for a value above `i64::MAX`.
-pub fn write_signed<T: KeyInt>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
-    let Some(number) = value.to_key_i64() else {
+pub fn write_signed<T>(
+    out: &mut String,
+    codec: &KeyIntCodec<T>,
+    value: &T,
+    field: &'static str,
+) -> Result<()> {
+    let Some(number) = (codec.to_i64)(value) else {
         return Err(key_error(
             field,
             "the value is above i64::MAX and has no signed key form; use `{field:0N}`".to_owned(),
@@ -121,10 +133,8 @@ pub fn write_signed<T: KeyInt>(out: &mut String, value: &T, field: &'static str)
     Ok(())
 }
 
-fn key_time<T: KeyTime>(value: &T, field: &str) -> Result<DateTime> {
-    value
-        .to_key_datetime()
-        .map_err(|e| key_error(field, e.message().to_owned()))
+fn key_time<T>(codec: &KeyTimeCodec<T>, value: &T, field: &str) -> Result<DateTime> {
+    (codec.to)(value).map_err(|e| key_error(field, e.message().to_owned()))
 }
 
 /// Appends the 19-digit ticks of a point in time.
@@ -133,8 +143,13 @@ fn key_time<T: KeyTime>(value: &T, field: &str) -> Result<DateTime> {
 ///
 /// [`ErrorKind::InvalidKey`] naming the field when the time is outside the service's
 /// range.
-pub fn write_ticks<T: KeyTime>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
-    let time = key_time(value, field)?;
+pub fn write_ticks<T>(
+    out: &mut String,
+    codec: &KeyTimeCodec<T>,
+    value: &T,
+    field: &'static str,
+) -> Result<()> {
+    let time = key_time(codec, value, field)?;
     write_ticks_key(out, time);
     Ok(())
 }
@@ -144,10 +159,30 @@ pub fn write_ticks<T: KeyTime>(out: &mut String, value: &T, field: &'static str)
 /// # Errors
 ///
 /// As [`write_ticks`].
-pub fn write_rticks<T: KeyTime>(out: &mut String, value: &T, field: &'static str) -> Result<()> {
-    let time = key_time(value, field)?;
+pub fn write_rticks<T>(
+    out: &mut String,
+    codec: &KeyTimeCodec<T>,
+    value: &T,
+    field: &'static str,
+) -> Result<()> {
+    let time = key_time(codec, value, field)?;
     write_reverse_ticks_key(out, time);
     Ok(())
+}
+
+/// Appends a calendar date as `yyyy-MM-dd`.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field for a year outside 0001..=9999.
+pub fn write_date<T>(
+    out: &mut String,
+    codec: &KeyDateCodec<T>,
+    value: &T,
+    field: &'static str,
+) -> Result<()> {
+    let (year, month, day) = (codec.to)(value);
+    write_date_text(out, year, month, day).map_err(|e| key_error(field, e.message().to_owned()))
 }
 
 /// Checks a built PartitionKey (length, characters) and returns it.
@@ -286,8 +321,9 @@ impl<'a> KeyReader<'a> {
     ///
     /// [`ErrorKind::Decode`] when the key is too short or the part isn't a key text of
     /// `T`.
-    pub fn text<T: KeyText>(
+    pub fn text<T>(
         &mut self,
+        codec: &KeyTextCodec<T>,
         width: Option<usize>,
         tail_len: usize,
         field: &'static str,
@@ -296,7 +332,7 @@ impl<'a> KeyReader<'a> {
             Some(width) => self.take_fixed(width, field)?,
             None => self.take_variable(tail_len, field)?,
         };
-        self.field(field, part, T::from_key_text(part))
+        self.field(field, part, (codec.read)(part))
     }
 
     /// Reads a zero-padded number of `width` digits.
@@ -304,10 +340,15 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`ErrorKind::Decode`] when the part isn't `width` digits or doesn't fit `T`.
-    pub fn padded<T: KeyInt>(&mut self, width: usize, field: &'static str) -> Result<T> {
+    pub fn padded<T>(
+        &mut self,
+        codec: &KeyIntCodec<T>,
+        width: usize,
+        field: &'static str,
+    ) -> Result<T> {
         let part = self.take_fixed(width, field)?;
         let number = parse_padded(part, width).and_then(|n| {
-            T::from_key_u64(n).ok_or_else(|| {
+            (codec.from_u64)(n).ok_or_else(|| {
                 Error::new(
                     ErrorKind::Decode,
                     format!("{n} is out of the field's range"),
@@ -322,10 +363,10 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`ErrorKind::Decode`] when the part isn't a signed key or doesn't fit `T`.
-    pub fn signed<T: KeyInt>(&mut self, field: &'static str) -> Result<T> {
+    pub fn signed<T>(&mut self, codec: &KeyIntCodec<T>, field: &'static str) -> Result<T> {
         let part = self.take_fixed(SIGNED_KEY_WIDTH, field)?;
         let number = decode_signed(part).and_then(|n| {
-            T::from_key_i64(n).ok_or_else(|| {
+            (codec.from_i64)(n).ok_or_else(|| {
                 Error::new(
                     ErrorKind::Decode,
                     format!("{n} is out of the field's range"),
@@ -340,9 +381,9 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// [`ErrorKind::Decode`] when the part isn't a ticks key or `T` can't hold it.
-    pub fn ticks<T: KeyTime>(&mut self, field: &'static str) -> Result<T> {
+    pub fn ticks<T>(&mut self, codec: &KeyTimeCodec<T>, field: &'static str) -> Result<T> {
         let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
-        let time = decode_ticks_key(part).and_then(T::from_key_datetime);
+        let time = decode_ticks_key(part).and_then(codec.from);
         self.field(field, part, time)
     }
 
@@ -351,10 +392,25 @@ impl<'a> KeyReader<'a> {
     /// # Errors
     ///
     /// As [`KeyReader::ticks`].
-    pub fn rticks<T: KeyTime>(&mut self, field: &'static str) -> Result<T> {
+    pub fn rticks<T>(&mut self, codec: &KeyTimeCodec<T>, field: &'static str) -> Result<T> {
         let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
-        let time = decode_reverse_ticks_key(part).and_then(T::from_key_datetime);
+        let time = decode_reverse_ticks_key(part).and_then(codec.from);
         self.field(field, part, time)
+    }
+
+    /// Reads a `yyyy-MM-dd` date.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part isn't such a date or `T` can't hold it.
+    pub fn date<T>(&mut self, codec: &KeyDateCodec<T>, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(DATE_KEY_WIDTH, field)?;
+        let date = parse_date_text(part).and_then(|(y, m, d)| {
+            (codec.from)(y, m, d).ok_or_else(|| {
+                Error::new(ErrorKind::Decode, "the date is out of the field's range")
+            })
+        });
+        self.field(field, part, date)
     }
 
     /// Checks that the whole key was read.
@@ -379,42 +435,47 @@ mod tests {
     fn written_parts_read_back() {
         let mut key = String::new();
         write_literal(&mut key, "empid_");
-        write_padded(&mut key, &223u32, 6, "employee_id").unwrap();
+        write_padded(&mut key, &KeyIntCodec::new(), &223u32, 6, "employee_id").unwrap();
         write_literal(&mut key, "_");
-        write_signed(&mut key, &-5i32, "delta").unwrap();
+        write_signed(&mut key, &KeyIntCodec::new(), &-5i32, "delta").unwrap();
         write_literal(&mut key, "_");
         let t = DateTime::from_ymd_hms(2024, 5, 6, 7, 8, 9).unwrap();
-        write_rticks(&mut key, &t, "at").unwrap();
+        write_rticks(&mut key, &KeyTimeCodec::new(), &t, "at").unwrap();
         write_literal(&mut key, "_");
         write_str_part(&mut key, "Jo_nes", "name").unwrap();
         write_literal(&mut key, "_");
-        write_ticks(&mut key, &t, "at2").unwrap();
+        write_ticks(&mut key, &KeyTimeCodec::new(), &t, "at2").unwrap();
         let entity = DynamicEntity::new("p", finish_row_key(key).unwrap());
 
         let mut r = KeyReader::row_key(&entity, "template");
         r.literal("empid_").unwrap();
-        assert_eq!(r.padded::<u32>(6, "employee_id").unwrap(), 223);
+        assert_eq!(
+            r.padded::<u32>(&KeyIntCodec::new(), 6, "employee_id")
+                .unwrap(),
+            223
+        );
         r.literal("_").unwrap();
-        assert_eq!(r.signed::<i32>("delta").unwrap(), -5);
+        assert_eq!(r.signed::<i32>(&KeyIntCodec::new(), "delta").unwrap(), -5);
         r.literal("_").unwrap();
-        assert_eq!(r.rticks::<DateTime>("at").unwrap(), t);
+        assert_eq!(r.rticks::<DateTime>(&KeyTimeCodec::new(), "at").unwrap(), t);
         r.literal("_").unwrap();
         assert_eq!(r.string(1 + 19, "name").unwrap(), "Jo_nes");
         r.literal("_").unwrap();
-        assert_eq!(r.ticks::<DateTime>("at2").unwrap(), t);
+        assert_eq!(r.ticks::<DateTime>(&KeyTimeCodec::new(), "at2").unwrap(), t);
         r.finish().unwrap();
     }
 
     #[test]
     fn bad_parts_are_refused_naming_the_field() {
         let mut key = String::from("x");
-        let err = write_padded(&mut key, &1_000_000u32, 6, "employee_id").unwrap_err();
+        let ints = KeyIntCodec::new();
+        let err = write_padded(&mut key, &ints, &1_000_000u32, 6, "employee_id").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidKey);
         assert!(err.message().contains("employee_id"));
         assert_eq!(key, "x", "nothing half-written");
-        assert!(write_padded(&mut key, &-1i32, 6, "n").is_err());
+        assert!(write_padded(&mut key, &KeyIntCodec::new(), &-1i32, 6, "n").is_err());
         assert!(write_str_part(&mut key, "a/b", "dept").is_err());
-        assert!(write_signed(&mut key, &u64::MAX, "n").is_err());
+        assert!(write_signed(&mut key, &KeyIntCodec::new(), &u64::MAX, "n").is_err());
     }
 
     #[test]
@@ -422,7 +483,9 @@ mod tests {
         let entity = DynamicEntity::new("Sales", "empid_12x456");
         let mut r = KeyReader::row_key(&entity, "empid_{employee_id:06}");
         r.literal("empid_").unwrap();
-        let err = r.padded::<u32>(6, "employee_id").unwrap_err();
+        let err = r
+            .padded::<u32>(&KeyIntCodec::new(), 6, "employee_id")
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Decode);
         assert!(err.message().contains("employee_id"), "{}", err.message());
         assert!(err.message().contains("empid_{employee_id:06}"));

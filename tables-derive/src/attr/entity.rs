@@ -52,7 +52,25 @@ struct ContainerAttrs {
 }
 
 /// Parses a `#[derive(Entity)]` input into its model, or every error found.
+#[cfg(test)]
 pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
+    match entity_recovering(input) {
+        (Some(model), None) => Ok(model),
+        (_, Some(errors)) => Err(errors),
+        (None, None) => Err(syn::Error::new(
+            input.ident.span(),
+            "the entity could not be read",
+        )),
+    }
+}
+
+/// Parses a `#[derive(Entity)]` input: the model and every error found. With
+/// errors, the model (when the struct could be read at all) is the one the user
+/// most likely meant, for the items the derive still generates (see
+/// `template::recover`); it is never validated or expanded in full.
+pub(crate) fn entity_recovering(
+    input: &syn::DeriveInput,
+) -> (Option<EntityModel>, Option<syn::Error>) {
     let mut errors = Errors::new();
     no_generics(input, "entities", &mut errors);
     let container = container(&input.attrs, &mut errors);
@@ -69,7 +87,10 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
         .unzip();
 
     if named.is_none() {
-        return Err(errors.into_error(input.ident.span(), "the entity could not be read"));
+        return (
+            None,
+            Some(errors.into_error(input.ident.span(), "the entity could not be read")),
+        );
     }
     let partition_key_lit = container.partition_key.get();
     let partition_key = match partition_key_lit {
@@ -92,12 +113,34 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
             &mut errors,
         ),
     };
+    // A template with errors is read as the user most likely meant it, for the
+    // items generated beside the errors; the rules below that depend on the
+    // templates then run without reporting (they would report follow-on errors).
+    let templates_ok = partition_key.is_some() && row_key.is_some();
+    let partition_key =
+        partition_key.or_else(|| partition_key_lit.map(|lit| template::recover(lit, &fields)));
+    let row_key = row_key.or_else(|| {
+        container
+            .row_key
+            .get()
+            .map(|lit| template::recover(lit, &fields))
+    });
     let (Some(partition_key), Some(row_key)) = (partition_key, row_key) else {
-        return Err(errors.into_error(input.ident.span(), "the entity could not be read"));
+        return (
+            None,
+            Some(errors.into_error(input.ident.span(), "the entity could not be read")),
+        );
+    };
+    let mut reported = errors;
+    let mut unreported = Errors::new();
+    let errors: &mut Errors = if templates_ok {
+        &mut reported
+    } else {
+        &mut unreported
     };
     mark_key_use(&mut fields, &partition_key, KeyUse::PartitionKey);
     mark_key_use(&mut fields, &row_key, KeyUse::RowKey);
-    key_field_attributes(&fields, &attrs, &mut errors);
+    key_field_attributes(&fields, &attrs, errors);
     if let Some(second) = fields
         .iter()
         .filter(|f| matches!(f.codec, Codec::Others))
@@ -108,12 +151,15 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
             "only one field can hold the other properties: keep `other_properties` on one field",
         );
     }
-    column_without_column(&fields, &attrs, &mut errors);
+    column_without_column(&fields, &attrs, errors);
 
     let indexes = container
         .indexes
         .iter()
-        .filter_map(|raw| bind_index(raw, partition_key_lit, &partition_key, &fields, &mut errors))
+        .filter_map(|raw| {
+            bind_index(raw, partition_key_lit, &partition_key, &fields, errors)
+                .or_else(|| index::recover_index(raw, partition_key_lit, &partition_key, &fields))
+        })
         .collect();
 
     let (kind, kind_span) = match container.kind.get() {
@@ -121,7 +167,7 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
         None => (input.ident.unraw_string(), input.ident.span()),
     };
     let tag = match container.tag.get() {
-        Some(raw) => bind_tag(raw, &kind, &row_key, &container, &mut errors),
+        Some(raw) => bind_tag(raw, &kind, &row_key, &container, errors),
         None => TagModel::Kind,
     };
     let model = EntityModel {
@@ -141,7 +187,7 @@ pub(crate) fn entity(input: &syn::DeriveInput) -> syn::Result<EntityModel> {
         indexes,
         fields,
     };
-    errors.finish_with(model)
+    (Some(model), reported.finish().err())
 }
 
 /// Reports a missing template key, unless it was written with a bad value or

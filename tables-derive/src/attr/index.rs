@@ -250,6 +250,38 @@ pub(crate) fn bind_index(
     })
 }
 
+/// An index as the user most likely meant it, reporting nothing (see
+/// `template::recover`): for the items the derive still generates after an error.
+pub(crate) fn recover_index(
+    raw: &RawIndex,
+    primary_partition_key: Option<&syn::LitStr>,
+    primary: &Template,
+    fields: &[Field],
+) -> Option<Index> {
+    let (partition_key, partition_key_given) = match &raw.partition_key {
+        Some(lit) => (template::recover(lit, fields), true),
+        None => (template::recover(primary_partition_key?, fields), false),
+    };
+    let row_key = template::recover(&raw.row_key, fields);
+    let include = match &raw.include {
+        Some((_, names)) => bind_include(names, fields, &mut Errors::new()),
+        None => None,
+    };
+    let same_partition = raw.table.is_none() && same_segments(&partition_key, primary);
+    Some(Index {
+        name: raw.name.value(),
+        name_span: raw.name.span(),
+        kind: raw.kind,
+        table: raw.table.as_ref().map(syn::LitStr::value),
+        partition_key,
+        partition_key_given,
+        row_key,
+        include,
+        unique: raw.unique,
+        same_partition,
+    })
+}
+
 /// `include(..)` names: existing, stored, not part of the primary key, each once
 /// (rule 15).
 fn bind_include(names: &[syn::Ident], fields: &[Field], errors: &mut Errors) -> Option<Vec<usize>> {

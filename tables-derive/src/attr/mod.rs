@@ -22,7 +22,9 @@ use syn::spanned::Spanned;
 use crate::error::{closest, did_you_mean, Errors};
 
 pub(crate) use case::{screaming_snake, RenameRule};
+#[cfg(test)]
 pub(crate) use entity::entity;
+pub(crate) use entity::entity_recovering;
 pub(crate) use property::property;
 pub(crate) use union::union;
 

@@ -38,6 +38,16 @@ pub(crate) enum RawForm {
 /// Returns every syntax error found (messages only: they all point at the
 /// template's literal).
 pub(crate) fn parse(source: &str) -> Result<Vec<RawSegment>, Vec<String>> {
+    let (segments, errors) = parse_lenient(source);
+    if errors.is_empty() {
+        Ok(segments)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The segments that parse, and the syntax errors of the others.
+fn parse_lenient(source: &str) -> (Vec<RawSegment>, Vec<String>) {
     let mut segments = Vec::new();
     let mut errors = Vec::new();
     let mut literal = String::new();
@@ -74,6 +84,13 @@ pub(crate) fn parse(source: &str) -> Result<Vec<RawSegment>, Vec<String>> {
                         "unclosed `{{` at byte {start} of template \"{source}\"; close the placeholder with `}}` \
                          or write `{{{{` for a literal brace"
                     ));
+                    // Kept for `recover` only (with an error, `parse` returns none).
+                    if let Ok(field) = placeholder(&body) {
+                        if !literal.is_empty() {
+                            segments.push(RawSegment::Literal(std::mem::take(&mut literal)));
+                        }
+                        segments.push(field);
+                    }
                     continue;
                 }
                 match placeholder(&body) {
@@ -92,11 +109,7 @@ pub(crate) fn parse(source: &str) -> Result<Vec<RawSegment>, Vec<String>> {
     if !literal.is_empty() {
         segments.push(RawSegment::Literal(literal));
     }
-    if errors.is_empty() {
-        Ok(segments)
-    } else {
-        Err(errors)
-    }
+    (segments, errors)
 }
 
 /// Reads the inside of `{..}`.
@@ -203,6 +216,42 @@ pub(crate) fn resolve(
     })
 }
 
+/// The template as the user most likely meant it, reporting nothing: placeholders
+/// that don't parse are left out, and an unknown field name is read as the field
+/// it is closest to (or left out). Only for the items the derive still generates
+/// after an error, so that uses of them add no errors of their own.
+pub(crate) fn recover(literal: &syn::LitStr, fields: &[Field]) -> Template {
+    let source = literal.value();
+    let (raw, _) = parse_lenient(&source);
+    let names: Vec<String> = fields.iter().map(|f| f.ident.unraw_string()).collect();
+    let mut segments: Vec<Segment> = Vec::with_capacity(raw.len());
+    for segment in raw {
+        match segment {
+            RawSegment::Literal(text) => match segments.last_mut() {
+                Some(Segment::Literal(previous)) => previous.push_str(&text),
+                _ => segments.push(Segment::Literal(text)),
+            },
+            RawSegment::Field { name, form } => {
+                let meant = if names.contains(&name) {
+                    Some(name.as_str())
+                } else {
+                    crate::error::closest(&name, names.iter().map(String::as_str))
+                };
+                if let Some(Ok(placeholder)) =
+                    meant.map(|name| bind(name, form, fields, literal.span()))
+                {
+                    segments.push(Segment::Field(placeholder));
+                }
+            }
+        }
+    }
+    Template {
+        source,
+        span: literal.span(),
+        segments,
+    }
+}
+
 fn bind(name: &str, form: RawForm, fields: &[Field], span: Span) -> syn::Result<Placeholder> {
     let Some(index) = fields.iter().position(|f| f.ident.unraw_string() == name) else {
         let names: Vec<String> = fields.iter().map(|f| f.ident.unraw_string()).collect();
@@ -220,6 +269,7 @@ fn bind(name: &str, form: RawForm, fields: &[Field], span: Span) -> syn::Result<
     let form = match form {
         RawForm::Plain => match super::shape::unwrap_option(&fields[index].shape) {
             TypeShape::Uuid => KeyForm::Uuid,
+            TypeShape::Date => KeyForm::Date,
             _ => KeyForm::Text,
         },
         RawForm::Padded(width) => KeyForm::Padded(width),

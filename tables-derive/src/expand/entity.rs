@@ -9,7 +9,7 @@ use super::keys::{call_writer, read_back, whole_key_string, writer_name, Which};
 use super::names::{field_name, lit, local};
 use super::schema::schema_static;
 use super::{indexes, is_stored, Ctx};
-use crate::model::{Codec, DefaultValue, Field};
+use crate::model::{Codec, DefaultValue, Field, TypeShape};
 
 /// The `impl Entity for X` block.
 pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
@@ -165,6 +165,33 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
     }
 }
 
+/// The name of the static `FieldCodec` of a plain stored field.
+pub(crate) fn codec_static(field: &Field) -> syn::Ident {
+    format_ident!("__TABLES_CODEC_{}", field_name(field))
+}
+
+/// One static `FieldCodec` per plain stored field: the only place the generated
+/// code needs the field type to be a `Property`, so a type that is none is reported
+/// once, at the field's type.
+pub(crate) fn codec_statics(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.private;
+    let mut items = TokenStream::new();
+    for field in cx
+        .model
+        .fields
+        .iter()
+        .filter(|f| is_stored(f) && matches!(f.codec, Codec::Plain))
+    {
+        let name = codec_static(field);
+        let ty = &field.ty;
+        items.extend(quote_spanned! {ty.span()=>
+            #[allow(non_upper_case_globals)]
+            static #name: #p::FieldCodec<#ty> = <#p::FieldCodec<#ty>>::new();
+        });
+    }
+    items
+}
+
 /// The expression encoding a stored field: a `Result<Option<Value>>`.
 fn encode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
     let p = &cx.private;
@@ -178,7 +205,8 @@ fn encode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
             quote!(#p::encode_with(#path::to_value(&self.#id), #name, #property))
         }
         Codec::Plain | Codec::Skip | Codec::Others => {
-            quote!(#p::encode_field::<#ty>(&self.#id, #name, #property))
+            let codec = codec_static(field);
+            quote!(#p::encode_field(&#codec, &self.#id, #name, #property))
         }
     }
 }
@@ -223,9 +251,12 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             if matches!(field.codec, Codec::Others) {
                 quote!(#id: #p::OtherProperties::from_properties(__others))
             } else if whole_pk == Some(id) {
-                quote!(#id: ::std::mem::take(&mut entity.partition_key))
+                let value =
+                    from_key_string(field, quote!(::std::mem::take(&mut entity.partition_key)));
+                quote!(#id: #value)
             } else if whole_rk == Some(id) {
-                quote!(#id: ::std::mem::take(&mut entity.row_key))
+                let value = from_key_string(field, quote!(::std::mem::take(&mut entity.row_key)));
+                quote!(#id: #value)
             } else {
                 let value = decode(cx, field);
                 let target = local("v", field);
@@ -250,6 +281,17 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             ::core::result::Result::Ok(Self { #(#values),* })
         }
     })
+}
+
+/// A whole key (a `String`) as the value of a text field: itself for a `String`,
+/// converted for `Box<str>`, `Arc<str>` and `Cow<str>`.
+fn from_key_string(field: &Field, key: TokenStream) -> TokenStream {
+    if field.shape == TypeShape::Str {
+        let ty = &field.ty;
+        quote!(<#ty as ::core::convert::From<::std::string::String>>::from(#key))
+    } else {
+        key
+    }
 }
 
 /// The field holding the other properties, if any.
@@ -328,7 +370,8 @@ fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
             quote!(#p::decode_with(#path::from_value(#value), &entity, #name, #property))
         }
         Codec::Plain | Codec::Skip | Codec::Others => {
-            quote!(#p::decode_field::<#ty>(#value, &entity, #name, #property))
+            let codec = codec_static(field);
+            quote!(#p::decode_field(&#codec, #value, &entity, #name, #property))
         }
     };
     match &field.default {

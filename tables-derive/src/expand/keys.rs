@@ -3,7 +3,8 @@
 //! primary keys into fields.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
 
 use super::names::{field_name, ident, key_type, lit, local, KeyType};
 use super::Ctx;
@@ -92,17 +93,29 @@ pub(crate) fn write_segments(
                     KeyForm::Text if kt.is_str() => {
                         quote!(#p::write_str_part(&mut #out, #value, #name)?;)
                     }
-                    KeyForm::Text | KeyForm::Uuid => {
-                        quote!(#p::write_text(&mut #out, #value, #name)?;)
-                    }
-                    KeyForm::Padded(width) => {
-                        let width = Literal::usize_unsuffixed(width);
-                        quote!(#p::write_padded(&mut #out, #value, #width, #name)?;)
-                    }
-                    KeyForm::Signed => quote!(#p::write_signed(&mut #out, #value, #name)?;),
-                    KeyForm::Ticks => quote!(#p::write_ticks(&mut #out, #value, #name)?;),
-                    KeyForm::ReverseTicks => {
-                        quote!(#p::write_rticks(&mut #out, #value, #name)?;)
+                    form => {
+                        let codec = key_codec_static(field, form);
+                        match form {
+                            KeyForm::Padded(width) => {
+                                let width = Literal::usize_unsuffixed(width);
+                                quote!(#p::write_padded(&mut #out, &#codec, #value, #width, #name)?;)
+                            }
+                            KeyForm::Signed => {
+                                quote!(#p::write_signed(&mut #out, &#codec, #value, #name)?;)
+                            }
+                            KeyForm::Ticks => {
+                                quote!(#p::write_ticks(&mut #out, &#codec, #value, #name)?;)
+                            }
+                            KeyForm::ReverseTicks => {
+                                quote!(#p::write_rticks(&mut #out, &#codec, #value, #name)?;)
+                            }
+                            KeyForm::Date => {
+                                quote!(#p::write_date(&mut #out, &#codec, #value, #name)?;)
+                            }
+                            KeyForm::Text | KeyForm::Uuid => {
+                                quote!(#p::write_text(&mut #out, &#codec, #value, #name)?;)
+                            }
+                        }
                     }
                 }
             }
@@ -159,7 +172,16 @@ pub(crate) fn writer_fn(
         params.push(quote!(#id: #ty));
     }
     let finish = format_ident!("{}", which.finish());
-    let body = if template.segments.is_empty() {
+    let body = if cx.stub {
+        let names = template_fields(&[template])
+            .into_iter()
+            .map(|i| &cx.model.fields[i].ident);
+        let fail = super::stub::never_runs(p);
+        quote! {
+            let _ = (#(#names,)*);
+            #fail
+        }
+    } else if template.segments.is_empty() {
         quote!(#p::#finish(::std::string::String::new()))
     } else {
         let out = format_ident!("__key");
@@ -269,7 +291,11 @@ pub(crate) fn builders(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         }
     };
     for (i, index) in model.indexes.iter().enumerate() {
-        items.extend(index_builder(cx, i, index, errors)?);
+        match index_builder(cx, i, index, errors) {
+            Ok(builder) => items.extend(builder),
+            Err(_) if cx.stub => {}
+            Err(error) => return Err(error),
+        }
     }
     Ok(items)
 }
@@ -401,10 +427,10 @@ pub(crate) fn read_back(
                 let kt = key_type(field)?;
                 let value = read_part(
                     &reader,
+                    field,
                     &kt,
                     placeholder.form,
                     tail_len(template, position),
-                    &field_name(field),
                 );
                 let target = local("k", field);
                 quote!(let #target = #value?;)
@@ -439,24 +465,90 @@ fn tail_len(template: &Template, position: usize) -> usize {
 
 fn read_part(
     reader: &syn::Ident,
+    field: &Field,
     kt: &KeyType<'_>,
     form: KeyForm,
     tail: usize,
-    name: &str,
 ) -> TokenStream {
     let ty = kt.ty;
-    let name = lit(name);
+    let name = lit(&field_name(field));
     let tail = Literal::usize_unsuffixed(tail);
+    let codec = key_codec_static(field, form);
     match form {
+        KeyForm::Text if kt.converts_from_string() => quote!(#reader
+            .string(#tail, #name)
+            .map(<#ty as ::core::convert::From<::std::string::String>>::from)),
         KeyForm::Text if kt.is_str() => quote!(#reader.string(#tail, #name)),
-        KeyForm::Text => quote!(#reader.text::<#ty>(::core::option::Option::None, #tail, #name)),
-        KeyForm::Uuid => quote!(#reader.text::<#ty>(::core::option::Option::Some(36), 0, #name)),
+        KeyForm::Text => quote!(#reader.text(&#codec, ::core::option::Option::None, #tail, #name)),
+        KeyForm::Uuid => quote!(#reader.text(&#codec, ::core::option::Option::Some(36), 0, #name)),
         KeyForm::Padded(width) => {
             let width = Literal::usize_unsuffixed(width);
-            quote!(#reader.padded::<#ty>(#width, #name))
+            quote!(#reader.padded(&#codec, #width, #name))
         }
-        KeyForm::Signed => quote!(#reader.signed::<#ty>(#name)),
-        KeyForm::Ticks => quote!(#reader.ticks::<#ty>(#name)),
-        KeyForm::ReverseTicks => quote!(#reader.rticks::<#ty>(#name)),
+        KeyForm::Signed => quote!(#reader.signed(&#codec, #name)),
+        KeyForm::Ticks => quote!(#reader.ticks(&#codec, #name)),
+        KeyForm::ReverseTicks => quote!(#reader.rticks(&#codec, #name)),
+        KeyForm::Date => quote!(#reader.date(&#codec, #name)),
     }
+}
+
+/// Which key trait a form writes a value through.
+fn key_trait(form: KeyForm) -> &'static str {
+    match form {
+        KeyForm::Text | KeyForm::Uuid => "TEXT",
+        KeyForm::Padded(_) | KeyForm::Signed => "INT",
+        KeyForm::Ticks | KeyForm::ReverseTicks => "TIME",
+        KeyForm::Date => "DATE",
+    }
+}
+
+/// The name of the static codec through which `field` is written in `form`.
+pub(crate) fn key_codec_static(field: &Field, form: KeyForm) -> syn::Ident {
+    format_ident!("__TABLES_KEY{}_{}", key_trait(form), field_name(field))
+}
+
+/// One static key codec per field and key trait its placeholders use (all
+/// templates): the only place the generated code needs the field's type to have
+/// that trait, so a type that hasn't is reported once.
+pub(crate) fn key_codec_statics(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
+    let p = &cx.private;
+    let model = cx.model;
+    let mut templates = vec![&model.partition_key, &model.row_key];
+    for index in &model.indexes {
+        templates.push(&index.partition_key);
+        templates.push(&index.row_key);
+    }
+    let mut seen: Vec<(usize, &'static str)> = Vec::new();
+    let mut items = TokenStream::new();
+    for template in templates {
+        for segment in &template.segments {
+            let Segment::Field(placeholder) = segment else {
+                continue;
+            };
+            let field = &model.fields[placeholder.field];
+            let kt = key_type(field)?;
+            if placeholder.form == KeyForm::Text && kt.is_str() {
+                continue; // written as `&str`, no trait
+            }
+            let which = key_trait(placeholder.form);
+            if seen.contains(&(placeholder.field, which)) {
+                continue;
+            }
+            seen.push((placeholder.field, which));
+            let codec_type = match which {
+                "TEXT" => quote!(KeyTextCodec),
+                "INT" => quote!(KeyIntCodec),
+                "TIME" => quote!(KeyTimeCodec),
+                _ => quote!(KeyDateCodec),
+            };
+            let name = key_codec_static(field, placeholder.form);
+            let ty = kt.ty;
+            // Spanned on the field's type: a type without the trait is reported there.
+            items.extend(quote_spanned! {ty.span()=>
+                #[allow(non_upper_case_globals)]
+                static #name: #p::#codec_type<#ty> = <#p::#codec_type<#ty>>::new();
+            });
+        }
+    }
+    Ok(items)
 }

@@ -31,6 +31,10 @@ pub(crate) struct Ctx<'a> {
     model: &'a EntityModel,
     /// `<krate>::__private`.
     private: TokenStream,
+    /// Generating beside errors: the inherent items keep their signatures, their
+    /// bodies only return an error (they never run: the crate doesn't compile), so
+    /// they add no errors of their own; an item that can't be generated is left out.
+    stub: bool,
 }
 
 /// Whether a field is stored as a property: not a primary key field, not skipped.
@@ -47,6 +51,7 @@ pub(crate) fn entity(model: &EntityModel) -> TokenStream {
             &syn::Generics::default(),
             &model.krate,
             &error,
+            stub_inherent_items(model),
         ),
     }
 }
@@ -56,9 +61,12 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
     let cx = Ctx {
         model,
         private: quote!(#krate::__private),
+        stub: false,
     };
     let ident = &model.ident;
     let statics = schema::statics(&cx);
+    let codecs = entity::codec_statics(&cx);
+    let key_codecs = keys::key_codec_statics(&cx)?;
     let writers = keys::writers(&cx)?;
     let builders = keys::builders(&cx)?;
     let ranges = ranges::helpers(&cx)?;
@@ -69,6 +77,8 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
     Ok(quote! {
         const _: () = {
             #statics
+            #codecs
+            #key_codecs
             #writers
 
             // Builders take one parameter per template field, however many that is.
@@ -87,13 +97,67 @@ fn entity_items(model: &EntityModel) -> syn::Result<TokenStream> {
     })
 }
 
-/// The derive's errors and a stub `impl Entity` (see [`stub`]).
-pub(crate) fn entity_stub(
+/// The derive's errors, a stub `impl Entity` (see [`stub`]) and, when the struct
+/// could be read (`model`), its inherent items (key builders, range helpers,
+/// typed columns) with bodies that only return an error: uses of the type then add
+/// no errors to the derive's own.
+pub(crate) fn entity_with_errors(
     input: &syn::DeriveInput,
     krate: &syn::Path,
+    model: Option<&EntityModel>,
     errors: syn::Error,
 ) -> TokenStream {
-    stub::entity(&input.ident, &input.generics, krate, &errors)
+    let inherent = match model {
+        Some(model) if input.generics.params.is_empty() => stub_inherent_items(model),
+        _ => TokenStream::new(),
+    };
+    stub::entity(&input.ident, &input.generics, krate, &errors, inherent)
+}
+
+/// The inherent items of a model that has errors, each name once.
+fn stub_inherent_items(model: &EntityModel) -> TokenStream {
+    let krate = &model.krate;
+    let cx = Ctx {
+        model,
+        private: quote!(#krate::__private),
+        stub: true,
+    };
+    let ident = &model.ident;
+    let (Ok(writers), Ok(builders), Ok(ranges), Ok(columns)) = (
+        keys::writers(&cx),
+        keys::builders(&cx),
+        ranges::helpers(&cx),
+        schema::columns(&cx),
+    ) else {
+        return TokenStream::new();
+    };
+    let items = quote!(impl #ident { #builders #ranges #columns });
+    let Ok(mut block) = syn::parse2::<syn::ItemImpl>(items) else {
+        return TokenStream::new();
+    };
+    // Rules broken by the input may make two helpers share a name.
+    let mut seen = std::collections::HashSet::new();
+    block.items.retain(|item| {
+        let name = match item {
+            syn::ImplItem::Fn(f) => f.sig.ident.to_string(),
+            syn::ImplItem::Const(c) => c.ident.to_string(),
+            _ => return true,
+        };
+        seen.insert(name)
+    });
+    let items = block.items;
+    // The index builders return keys that name their index.
+    let index_impls = keys::index_impls(&cx);
+    quote! {
+        #writers
+        #index_impls
+
+        #[automatically_derived]
+        #[allow(dead_code, unused_variables, clippy::too_many_arguments)]
+        impl #ident {
+            #(#items)*
+        }
+    }
 }
 
 /// Everything `#[derive(EntityUnion)]` generates for a valid model.

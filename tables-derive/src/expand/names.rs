@@ -77,7 +77,13 @@ pub(crate) struct KeyType<'a> {
 impl KeyType<'_> {
     /// Whether builder parameters are `&str` (a `String` value).
     pub(crate) fn is_str(&self) -> bool {
-        *self.shape == TypeShape::String
+        crate::attr::shape::is_text(self.shape)
+    }
+
+    /// Whether a `String` read from a key must be converted into the type
+    /// (`Box<str>`, `Arc<str>`, `Cow<str>`).
+    pub(crate) fn converts_from_string(&self) -> bool {
+        *self.shape == TypeShape::Str
     }
 
     /// The type of a by-reference parameter (private key writers): `&str` or `&T`.

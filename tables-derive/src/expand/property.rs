@@ -56,6 +56,9 @@ fn unit_enum(model: &PropertyModel, variants: &[(syn::Ident, String)]) -> TokenS
         }
 
         #[automatically_derived]
+        impl #p::Filterable for #ident {}
+
+        #[automatically_derived]
         impl #p::KeyText for #ident {
             fn write_key_text(&self, out: &mut ::std::string::String) {
                 out.push_str(__tables_text(self));
@@ -107,6 +110,9 @@ fn int_enum(model: &PropertyModel, variants: &[(syn::Ident, i32)]) -> TokenStrea
                 }
             }
         }
+
+        #[automatically_derived]
+        impl #p::Filterable for #ident {}
     }
 }
 
@@ -114,36 +120,51 @@ fn newtype(model: &PropertyModel, ty: &syn::Type, shape: &TypeShape) -> TokenStr
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     let ident = &model.ident;
-    let key_trait = match shape {
-        TypeShape::String | TypeShape::Uuid => quote! {
-            #[automatically_derived]
-            impl #p::KeyText for #ident {
-                fn write_key_text(&self, out: &mut ::std::string::String) {
-                    <#ty as #p::KeyText>::write_key_text(&self.0, out);
-                }
-
-                fn from_key_text(text: &str) -> #p::Result<Self> {
-                    <#ty as #p::KeyText>::from_key_text(text).map(#ident)
-                }
+    let key_text = quote! {
+        #[automatically_derived]
+        impl #p::KeyText for #ident {
+            fn write_key_text(&self, out: &mut ::std::string::String) {
+                <#ty as #p::KeyText>::write_key_text(&self.0, out);
             }
-        },
-        TypeShape::Int(_) => quote! {
+
+            fn from_key_text(text: &str) -> #p::Result<Self> {
+                <#ty as #p::KeyText>::from_key_text(text).map(#ident)
+            }
+        }
+    };
+    let key_int = quote! {
+        #[automatically_derived]
+        impl #p::KeyInt for #ident {
+            fn to_key_u64(&self) -> ::core::option::Option<u64> {
+                <#ty as #p::KeyInt>::to_key_u64(&self.0)
+            }
+
+            fn to_key_i64(&self) -> ::core::option::Option<i64> {
+                <#ty as #p::KeyInt>::to_key_i64(&self.0)
+            }
+
+            fn from_key_u64(value: u64) -> ::core::option::Option<Self> {
+                <#ty as #p::KeyInt>::from_key_u64(value).map(#ident)
+            }
+
+            fn from_key_i64(value: i64) -> ::core::option::Option<Self> {
+                <#ty as #p::KeyInt>::from_key_i64(value).map(#ident)
+            }
+        }
+    };
+    let key_trait = match shape {
+        TypeShape::String | TypeShape::Str | TypeShape::Uuid => key_text,
+        TypeShape::Int(_) => key_int,
+        TypeShape::Char => quote!(#key_text #key_int),
+        TypeShape::Date => quote! {
             #[automatically_derived]
-            impl #p::KeyInt for #ident {
-                fn to_key_u64(&self) -> ::core::option::Option<u64> {
-                    <#ty as #p::KeyInt>::to_key_u64(&self.0)
+            impl #p::KeyDate for #ident {
+                fn to_key_ymd(&self) -> (i32, u32, u32) {
+                    <#ty as #p::KeyDate>::to_key_ymd(&self.0)
                 }
 
-                fn to_key_i64(&self) -> ::core::option::Option<i64> {
-                    <#ty as #p::KeyInt>::to_key_i64(&self.0)
-                }
-
-                fn from_key_u64(value: u64) -> ::core::option::Option<Self> {
-                    <#ty as #p::KeyInt>::from_key_u64(value).map(#ident)
-                }
-
-                fn from_key_i64(value: i64) -> ::core::option::Option<Self> {
-                    <#ty as #p::KeyInt>::from_key_i64(value).map(#ident)
+                fn from_key_ymd(year: i32, month: u32, day: u32) -> ::core::option::Option<Self> {
+                    <#ty as #p::KeyDate>::from_key_ymd(year, month, day).map(#ident)
                 }
             }
         },
@@ -162,6 +183,9 @@ fn newtype(model: &PropertyModel, ty: &syn::Type, shape: &TypeShape) -> TokenStr
         TypeShape::Bool
         | TypeShape::Float
         | TypeShape::Bytes
+        | TypeShape::Duration
+        | TypeShape::Decimal
+        | TypeShape::Unstorable(_)
         | TypeShape::Option(_)
         | TypeShape::Other => TokenStream::new(),
     };
@@ -179,6 +203,10 @@ fn newtype(model: &PropertyModel, ty: &syn::Type, shape: &TypeShape) -> TokenStr
                 <#ty as #p::Property>::from_value(value).map(#ident)
             }
         }
+
+        // Filters compare a newtype as its inner type, so only when that is faithful.
+        #[automatically_derived]
+        impl #p::Filterable for #ident where #ty: #p::Filterable {}
 
         #key_trait
     }

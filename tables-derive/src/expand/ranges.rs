@@ -15,13 +15,17 @@ pub(crate) fn helpers(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let mut items = template_helpers(cx, &cx.model.row_key, "", "", Span::call_site())?;
     for index in &cx.model.indexes {
         let what = format!(" of index `{}`", index.name);
-        items.extend(template_helpers(
+        match template_helpers(
             cx,
             &index.row_key,
             &format!("{}_", index.name),
             &what,
             index.name_span,
-        )?);
+        ) {
+            Ok(helpers) => items.extend(helpers),
+            Err(_) if cx.stub => {}
+            Err(error) => return Err(error),
+        }
     }
     Ok(items)
 }
@@ -130,27 +134,32 @@ impl Helper<'_> {
         let kt = key_type(field)?;
         let ty = kt.ty;
         let name_lit = lit(&name);
+        let codec = super::keys::key_codec_static(field, form);
         let (bound, call) = match form {
             KeyForm::Padded(width) => {
                 let width = Literal::usize_unsuffixed(width);
                 (
                     quote!(#ty),
-                    quote!(#p::range_padded::<#ty>(__key, #range, #width, #name_lit)),
+                    quote!(#p::range_padded(__key, &#codec, #range, #width, #name_lit)),
                 )
             }
             KeyForm::Signed => (
                 quote!(#ty),
-                quote!(#p::range_signed::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_signed(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Ticks => (
                 quote!(#ty),
-                quote!(#p::range_ticks::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_ticks(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::ReverseTicks => (
                 quote!(#ty),
-                quote!(#p::range_rticks::<#ty>(__key, #range, #name_lit)),
+                quote!(#p::range_rticks(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Uuid => (quote!(#ty), quote!(#p::range_uuid(__key, #range))),
+            KeyForm::Date => (
+                quote!(#ty),
+                quote!(#p::range_date(__key, &#codec, #range, #name_lit)),
+            ),
             KeyForm::Text => (
                 quote!(&'r str),
                 quote!(#p::range_str(__key, #range, #name_lit)),
@@ -162,6 +171,14 @@ impl Helper<'_> {
             TokenStream::new()
         };
         let doc = self.doc(&name, &format!("the rows whose `{name}` is in `{range}`"));
+        let (body, call) = if cx.stub {
+            (
+                quote!(let _ = (#(#idents,)* #range);),
+                super::stub::never_runs(p),
+            )
+        } else {
+            (body, call)
+        };
         Ok(quote! {
             #[doc = #doc]
             #vis fn #fn_name #generics(#(#params,)* #range: impl ::core::ops::RangeBounds<#bound>) -> #p::Result<#p::KeyRange> {
@@ -186,11 +203,19 @@ impl Helper<'_> {
             &name,
             &format!("the rows whose `{name}` starts with `{prefix}`"),
         );
+        let (body, call) = if cx.stub {
+            (
+                quote!(let _ = (#(#idents,)* #prefix);),
+                super::stub::never_runs(p),
+            )
+        } else {
+            (body, quote!(#p::prefix_str(__key, #prefix, #name_lit)))
+        };
         Ok(quote! {
             #[doc = #doc]
             #vis fn #fn_name(#(#params,)* #prefix: &str) -> #p::Result<#p::KeyRange> {
                 #body
-                #p::prefix_str(__key, #prefix, #name_lit)
+                #call
             }
         })
     }

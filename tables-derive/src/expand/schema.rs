@@ -5,9 +5,9 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
-use super::names::{field_name, ident, lit};
+use super::names::{field_name, ident, lit, option_inner};
 use super::{is_stored, Ctx};
-use crate::model::{Codec, IndexKind, TagModel, TagValueModel};
+use crate::model::{Codec, IndexKind, TagModel, TagValueModel, TypeShape};
 
 /// The name of the static array of the entity's `IndexSchema`s.
 pub(crate) fn indexes_static() -> syn::Ident {
@@ -130,8 +130,22 @@ pub(crate) fn tag(cx: &Ctx<'_>) -> TokenStream {
     }
 }
 
-/// `const AGE: TypedColumn<<i32 as Property>::Scalar> = TypedColumn::new("Age");`
-/// for every plain stored field.
+/// The type a column compares with (`Property::Scalar`), read from the field's type
+/// as written, so the column puts no `Property` bound on it (a type that is none is
+/// reported once, by the field's codec): `T` of an `Option<T>`, `String` for text.
+fn column_scalar(p: &TokenStream, shape: &TypeShape, ty: &syn::Type) -> TokenStream {
+    match shape {
+        TypeShape::String | TypeShape::Str => quote!(::std::string::String),
+        TypeShape::Option(inner) => match (&**inner, option_inner(ty)) {
+            (TypeShape::Option(_), _) | (_, None) => quote!(<#ty as #p::Property>::Scalar),
+            (inner, Some(inner_ty)) => column_scalar(p, inner, inner_ty),
+        },
+        _ => quote!(#ty),
+    }
+}
+
+/// `const AGE: TypedColumn<i32> = TypedColumn::new("Age");` for every plain stored
+/// field.
 pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let model = cx.model;
     let p = &cx.private;
@@ -142,8 +156,13 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         .iter()
         .filter(|f| is_stored(f) && matches!(f.codec, Codec::Plain))
     {
-        let name = ident(&field.column, field.ident.span())?;
+        let name = match ident(&field.column, field.ident.span()) {
+            Ok(name) => name,
+            Err(_) if cx.stub => continue,
+            Err(error) => return Err(error),
+        };
         let ty = &field.ty;
+        let scalar = column_scalar(p, &field.shape, ty);
         let property = lit(&field.property);
         let doc = lit(&format!(
             "The typed column of property `{}` (field `{}`), for filters and projections; \
@@ -151,11 +170,9 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             field.property,
             field_name(field)
         ));
-        // Spanned on the field's type: a type that is no `Property` is reported there.
         items.extend(quote_spanned! {ty.span()=>
             #[doc = #doc]
-            #vis const #name: #p::TypedColumn<<#ty as #p::Property>::Scalar> =
-                <#p::TypedColumn<<#ty as #p::Property>::Scalar>>::new(#property);
+            #vis const #name: #p::TypedColumn<#scalar> = <#p::TypedColumn<#scalar>>::new(#property);
         });
     }
     Ok(items)

@@ -5,12 +5,14 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// The errors, plus `impl Entity` when the type has no generics.
+/// The errors, plus `impl Entity` and the given inherent items when the type has
+/// no generics.
 pub(crate) fn entity(
     ident: &syn::Ident,
     generics: &syn::Generics,
     krate: &syn::Path,
     errors: &syn::Error,
+    inherent: TokenStream,
 ) -> TokenStream {
     let errors = errors.to_compile_error();
     if !generics.params.is_empty() {
@@ -56,8 +58,15 @@ pub(crate) fn entity(
             }
 
             #row
+            #inherent
         };
     }
+}
+
+/// The body of an item generated beside errors: never runs (the crate doesn't
+/// compile), and returns an error rather than panicking.
+pub(crate) fn never_runs(p: &TokenStream) -> TokenStream {
+    fail(p)
 }
 
 /// The errors, plus `impl EntityUnion` when the type has no generics.
@@ -166,6 +175,9 @@ pub(crate) fn property(
                     #fail
                 }
             }
+
+            #[automatically_derived]
+            impl #p::Filterable for #ident {}
 
             #key_text
         };

@@ -386,7 +386,16 @@ fn schema_statics_describe_properties_and_indexes() {
             _ => None,
         })
         .collect();
-    assert_eq!(statics.len(), 2);
+    // The index and entity schemas, one codec per plain stored field (5), then one
+    // per key field and key trait (`employee_id` as an integer; text fields are
+    // written as `&str`).
+    assert_eq!(statics.len(), 8, "{statics:#?}");
+    assert!(statics[2..7]
+        .iter()
+        .all(|codec| codec.contains("FieldCodec")));
+    assert!(statics[7].contains(
+        "static __TABLES_KEYINT_employee_id : :: tables_client :: __private :: KeyIntCodec < u32 >"
+    ));
     let (indexes, schema) = (&statics[0], &statics[1]);
     assert!(indexes.contains("[:: tables_client :: __private :: IndexSchema ; 3]"));
     assert!(indexes.contains("table : :: core :: option :: Option :: Some (\"EmployeesByEmail\")"));
@@ -533,22 +542,54 @@ fn property_expansion_by_shape() {
     assert!(tokens
         .to_string()
         .contains("\"junior\" => :: core :: result :: Result :: Ok (Level :: Junior)"));
-    assert_eq!(trait_impls(tokens), ["Property", "KeyText"]);
+    assert_eq!(trait_impls(tokens), ["Property", "Filterable", "KeyText"]);
     let newtype = |ty: &str, shape| PropertyBody::Newtype {
         ty: Box::new(syn::parse_str(ty).unwrap()),
         shape,
     };
     for (ty, shape, traits) in [
-        ("String", TypeShape::String, vec!["Property", "KeyText"]),
-        ("Uuid", TypeShape::Uuid, vec!["Property", "KeyText"]),
+        (
+            "String",
+            TypeShape::String,
+            vec!["Property", "Filterable", "KeyText"],
+        ),
+        (
+            "Box<str>",
+            TypeShape::Str,
+            vec!["Property", "Filterable", "KeyText"],
+        ),
+        (
+            "Uuid",
+            TypeShape::Uuid,
+            vec!["Property", "Filterable", "KeyText"],
+        ),
         (
             "u32",
             TypeShape::Int("u32".into()),
-            vec!["Property", "KeyInt"],
+            vec!["Property", "Filterable", "KeyInt"],
         ),
-        ("DateTime", TypeShape::DateTime, vec!["Property", "KeyTime"]),
-        ("f64", TypeShape::Float, vec!["Property"]),
-        ("Other", TypeShape::Other, vec!["Property"]),
+        (
+            "char",
+            TypeShape::Char,
+            vec!["Property", "Filterable", "KeyText", "KeyInt"],
+        ),
+        (
+            "NaiveDate",
+            TypeShape::Date,
+            vec!["Property", "Filterable", "KeyDate"],
+        ),
+        (
+            "DateTime",
+            TypeShape::DateTime,
+            vec!["Property", "Filterable", "KeyTime"],
+        ),
+        ("f64", TypeShape::Float, vec!["Property", "Filterable"]),
+        (
+            "Decimal",
+            TypeShape::Decimal,
+            vec!["Property", "Filterable"],
+        ),
+        ("Other", TypeShape::Other, vec!["Property", "Filterable"]),
     ] {
         assert_eq!(
             trait_impls(property(&property_model(newtype(ty, shape)))),
@@ -556,6 +597,45 @@ fn property_expansion_by_shape() {
             "{ty}"
         );
     }
+}
+
+#[test]
+fn beside_errors_the_inherent_items_keep_their_signatures_and_never_run() {
+    let krate: syn::Path = syn::parse_quote!(::tables_client);
+    // `employe_id` is a typo: the derive reports it, and still generates `key`,
+    // `row_key`, the range helper and the columns as the user meant them.
+    let input: syn::DeriveInput = syn::parse_quote!(
+        #[entity(partition_key = "{department}", row_key = "empid_{employe_id:06}")]
+        #[entity(unique_index(name = "email", row_key = "email_{emial}"))]
+        struct Employee {
+            department: String,
+            employee_id: u32,
+            email: String,
+            age: i32,
+        }
+    );
+    let (model, errors) = crate::attr::entity_recovering(&input);
+    let errors = errors.expect("the typos are errors");
+    assert_eq!(
+        errors.clone().into_iter().count(),
+        1,
+        "one error: the row_key's"
+    );
+    let tokens = entity_with_errors(&input, &krate, model.as_ref(), errors);
+    let file: syn::File = syn::parse2(quote::quote!(#tokens)).unwrap_or_else(|e| panic!("{e}"));
+    let text = quote::quote!(#file).to_string();
+    for item in [
+        "fn key (department : & str , employee_id : u32)",
+        "fn row_key (employee_id : u32)",
+        "fn employee_id_range",
+        "fn email_key (department : & str , email : & str)",
+        "const AGE : :: tables_client :: __private :: TypedColumn < i32 >",
+    ] {
+        assert!(text.contains(item), "{item} missing from {text}");
+    }
+    // The bodies write no key: they return the derive's error.
+    assert!(!text.contains("write_padded"), "{text}");
+    assert!(text.contains("the derive failed"));
 }
 
 #[test]
@@ -567,7 +647,7 @@ fn stubs_carry_the_errors_and_an_impl() {
             a: u32,
         }
     );
-    let text = entity_stub(&input, &krate, error()).to_string();
+    let text = entity_with_errors(&input, &krate, None, error()).to_string();
     assert!(text.contains("compile_error"));
     assert!(text.contains("impl :: tables_client :: __private :: Entity for Employee"));
 
@@ -576,7 +656,7 @@ fn stubs_carry_the_errors_and_an_impl() {
             a: T,
         }
     );
-    let text = entity_stub(&generic, &krate, error()).to_string();
+    let text = entity_with_errors(&generic, &krate, None, error()).to_string();
     assert!(text.contains("compile_error"));
     assert!(!text.contains("impl"), "no impl for a generic type");
 

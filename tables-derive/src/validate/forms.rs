@@ -2,7 +2,7 @@
 //! takes.
 
 use super::Site;
-use crate::attr::shape::{describe, is_unsigned, unwrap_option};
+use crate::attr::shape::{describe, is_unsigned, unstorable, unwrap_option};
 use crate::error::Errors;
 use crate::model::{Codec, EntityModel, Field, KeyForm, Segment, TypeShape};
 
@@ -42,7 +42,7 @@ impl Slot<'_> {
 /// `{x}` / `{x:06}` / `{x:signed}` ...
 pub(crate) fn placeholder_text(name: &str, form: KeyForm) -> String {
     match form {
-        KeyForm::Text | KeyForm::Uuid => format!("{{{name}}}"),
+        KeyForm::Text | KeyForm::Uuid | KeyForm::Date => format!("{{{name}}}"),
         KeyForm::Padded(width) => format!("{{{name}:0{width}}}"),
         KeyForm::Signed => format!("{{{name}:signed}}"),
         KeyForm::Ticks => format!("{{{name}:ticks}}"),
@@ -58,6 +58,9 @@ fn suggested_form(name: &str, shape: &TypeShape) -> String {
         TypeShape::DateTime => {
             format!("`{{{name}:ticks}}` (oldest first) or `{{{name}:rticks}}` (newest first)")
         }
+        TypeShape::Char => format!(
+            "`{{{name}}}` (the character) or `{{{name}:07}}` (its code point, which sorts exactly like char)"
+        ),
         _ => format!("`{{{name}}}`"),
     }
 }
@@ -96,6 +99,9 @@ pub(crate) fn placeholders(model: &EntityModel, site: &Site<'_>, errors: &mut Er
         let Some(field) = model.fields.get(placeholder.field) else {
             continue;
         };
+        if unstorable(&field.shape).is_some() {
+            continue; // reported once, at the field's type (types::storable_fields)
+        }
         let slot = Slot {
             site,
             field,
@@ -146,13 +152,18 @@ fn keyable_shape(slot: &Slot<'_>) -> Option<String> {
     let shape = slot.shape();
     matches!(
         shape,
-        TypeShape::Float | TypeShape::Bool | TypeShape::Bytes | TypeShape::Option(_)
+        TypeShape::Float
+            | TypeShape::Bool
+            | TypeShape::Bytes
+            | TypeShape::Duration
+            | TypeShape::Decimal
+            | TypeShape::Option(_)
     )
     .then(|| {
         let name = slot.name();
         format!(
-            "{}: `{name}` is {}, which can't be part of a key (keys hold text, integers, Uuids and \
-             date-times); remove the placeholder and keep `{name}` as a plain property",
+            "{}: `{name}` is {}, which can't be part of a key (keys hold text, chars, integers, Uuids, \
+             dates and date-times); remove the placeholder and keep `{name}` as a plain property",
             slot.at(),
             describe(shape)
         )
@@ -204,7 +215,12 @@ fn ticks_on_date_time(slot: &Slot<'_>) -> Option<String> {
     let misused = matches!(slot.form, KeyForm::Ticks | KeyForm::ReverseTicks)
         && matches!(
             shape,
-            TypeShape::Int(_) | TypeShape::String | TypeShape::Uuid
+            TypeShape::Int(_)
+                | TypeShape::String
+                | TypeShape::Str
+                | TypeShape::Uuid
+                | TypeShape::Char
+                | TypeShape::Date
         );
     misused.then(|| {
         let name = slot.name();
@@ -221,7 +237,10 @@ fn ticks_on_date_time(slot: &Slot<'_>) -> Option<String> {
 fn padding_on_integer(slot: &Slot<'_>) -> Option<String> {
     let shape = slot.shape();
     let misused = matches!(slot.form, KeyForm::Padded(_))
-        && matches!(shape, TypeShape::String | TypeShape::Uuid);
+        && matches!(
+            shape,
+            TypeShape::String | TypeShape::Str | TypeShape::Uuid | TypeShape::Date
+        );
     misused.then(|| {
         let name = slot.name();
         format!(
@@ -246,7 +265,11 @@ fn signed_on_signed(slot: &Slot<'_>) -> Option<String> {
             slot.at(),
             suggested_form(&name, shape)
         )),
-        TypeShape::String | TypeShape::Uuid => Some(format!(
+        TypeShape::String
+        | TypeShape::Str
+        | TypeShape::Uuid
+        | TypeShape::Char
+        | TypeShape::Date => Some(format!(
             "{}: `:signed` is for signed integers, and `{name}` is {}; write {}",
             slot.at(),
             describe(shape),
@@ -454,6 +477,50 @@ mod tests {
             ),
             &["write `{t}`"],
         );
+    }
+
+    #[test]
+    fn new_types_take_their_key_forms() {
+        let errors = entity_errors(parse_quote! {
+            #[entity(partition_key = "{c}_{d}", row_key = "{n:07}_{day}_{b:signed}_{s}")]
+            struct E {
+                c: char, d: chrono::NaiveDate, n: char, day: time::Date, b: i8, s: Box<str>,
+                since: std::time::Duration, price: rust_decimal::Decimal,
+            }
+        });
+        assert_eq!(errors, Vec::<String>::new());
+        assert_one_error(
+            parse_quote!(#[entity(partition_key = "p", row_key = "{c:signed}")] struct E { c: char }),
+            &["`:signed` is for signed integers, and `c` is a char; write `{c}` (the character) or `{c:07}`"],
+        );
+        assert_one_error(
+            parse_quote!(
+                #[entity(partition_key = "p", row_key = "{d:ticks}")]
+                struct E {
+                    d: chrono::NaiveDate,
+                }
+            ),
+            &["ticks are for date-times, and `d` is a date; write `{d}`"],
+        );
+        assert_one_error(
+            parse_quote!(
+                #[entity(partition_key = "p", row_key = "{d:08}")]
+                struct E {
+                    d: time::Date,
+                }
+            ),
+            &["zero padding is for integers, and `d` is a date; write `{d}`"],
+        );
+        for ty in [
+            quote::quote!(std::time::Duration),
+            quote::quote!(Decimal),
+            quote::quote!(bytes::Bytes),
+        ] {
+            assert_one_error(
+                parse_quote!(#[entity(partition_key = "p", row_key = "{a}")] struct E { a: #ty }),
+                &["which can't be part of a key"],
+            );
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use quote::ToTokens;
 use crate::attr::shape::unwrap_option;
 use crate::attr::template::{is_identifier, UnrawString};
 use crate::error::Errors;
-use crate::model::{Codec, EntityModel, Field, KeyForm, Segment, TagModel, Template, TypeShape};
+use crate::model::{Codec, EntityModel, Field, KeyForm, Segment, TagModel, Template};
 
 /// Property names a field can't be stored under: the service's system properties
 /// and the ones the typed layer writes itself.
@@ -171,7 +171,7 @@ fn range_helpers(
         let name = field.ident.unraw_string();
         let trailing_string = placeholder.form == KeyForm::Text
             && position == last
-            && *unwrap_option(&field.shape) == TypeShape::String;
+            && crate::attr::shape::is_text(unwrap_option(&field.shape));
         let suffixes: &[&str] = match placeholder.form.fixed_width() {
             Some(_) => &["range"],
             None if trailing_string => &["range", "prefix"],

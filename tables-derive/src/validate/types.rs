@@ -1,10 +1,34 @@
-//! Rules over `#[derive(EntityUnion)]` and `#[derive(Property)]` models.
+//! Rules over field types, and over `#[derive(EntityUnion)]` and
+//! `#[derive(Property)]` models.
 
 use quote::ToTokens;
 
 use super::keys::{is_forbidden_key_char, show_char};
+use crate::attr::shape::{unstorable, unstorable_message};
 use crate::error::Errors;
-use crate::model::{PropertyBody, PropertyModel, UnionModel};
+use crate::model::{Codec, EntityModel, PropertyBody, PropertyModel, UnionModel};
+
+/// A field stored through its own type needs a type with a faithful storage:
+/// reported once per field, at its type (key placeholders of the field add nothing).
+pub(crate) fn storable_fields(model: &EntityModel, errors: &mut Errors) {
+    for field in &model.fields {
+        if !matches!(field.codec, Codec::Plain) {
+            continue; // `json`, `with`, `skip` choose their own storage
+        }
+        if let Some(name) = unstorable(&field.shape) {
+            errors.push_spanned(&field.ty, unstorable_message(name));
+        }
+    }
+}
+
+/// A newtype stores its inner type, which needs a faithful storage too.
+pub(crate) fn storable_newtype(model: &PropertyModel, errors: &mut Errors) {
+    if let PropertyBody::Newtype { ty, shape } = &model.body {
+        if let Some(name) = unstorable(shape) {
+            errors.push_spanned(ty, unstorable_message(name));
+        }
+    }
+}
 
 /// Rule 20: a union has at least one entity variant.
 pub(crate) fn union_has_variants(model: &UnionModel, errors: &mut Errors) {
@@ -136,6 +160,68 @@ mod tests {
         assert_eq!(
             union_errors(parse_quote!(enum U { A(x::A), B(x::A) })),
             ["variants `A` and `B` both wrap `x :: A`; a row decodes into the variant of its kind, so each entity type appears once: remove one"]
+        );
+    }
+
+    #[test]
+    fn unstorable_types_are_refused_once_with_the_ways_out() {
+        use super::super::test_support::{assert_one_error, entity_errors};
+        assert_one_error(
+            parse_quote!(
+                #[entity(partition_key = "p", row_key = "{n:signed}_{m:020}")]
+                struct E {
+                    n: i128,
+                    m: u64,
+                }
+            ),
+            &[
+                "`i128` can't be stored faithfully",
+                "Edm.Int64",
+                "#[entity(with = module)]",
+                "#[entity(json)]",
+            ],
+        );
+        assert_one_error(
+            parse_quote!(
+                #[entity(partition_key = "p", row_key = "{at:ticks}")]
+                struct E {
+                    at: chrono::NaiveDateTime,
+                }
+            ),
+            &[
+                "`NaiveDateTime` can't be stored faithfully",
+                "chrono::DateTime<Utc>",
+                "chrono::NaiveDate",
+            ],
+        );
+        assert_eq!(
+            entity_errors(parse_quote!(
+                #[entity(partition_key = "p", row_key = "r")]
+                struct E {
+                    at: Option<PrimitiveDateTime>,
+                    n: u128,
+                }
+            ))
+            .len(),
+            2
+        );
+        // Stored through JSON or a codec of the user's: their choice.
+        assert!(entity_errors(parse_quote!(
+            #[entity(partition_key = "p", row_key = "r")]
+            struct E {
+                #[entity(json)]
+                n: i128,
+                #[entity(with = m)]
+                at: NaiveDateTime,
+            }
+        ))
+        .is_empty());
+        assert_eq!(
+            property_errors(parse_quote!(
+                struct Big(u128);
+            ))
+            .len(),
+            1
         );
     }
 

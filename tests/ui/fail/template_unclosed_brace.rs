@@ -7,4 +7,8 @@ pub struct Employee {
     pub employee_id: u32,
 }
 
-fn main() {}
+// The builders exist as meant: using them adds no error.
+fn main() {
+    let _ = Employee::key("Sales", 7);
+    let _ = Employee::employee_id_range(1..5);
+}

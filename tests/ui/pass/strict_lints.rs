@@ -164,6 +164,35 @@ pub struct Department {
     pub employee_count: i32,
 }
 
+/// A price, over the field types beyond the basics.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(partition_key = "{shop}", row_key = "p_{grade}_{tier:07}_{from}_{rank:signed}")]
+#[entity(index_entity(name = "by_label", row_key = "label_{label}"))]
+pub struct Price {
+    /// The shop: a whole key of another text type.
+    pub shop: Box<str>,
+    /// A grade, as the character.
+    pub grade: char,
+    /// A tier, as its code point.
+    pub tier: char,
+    /// From when.
+    pub from: chrono::NaiveDate,
+    /// Rank.
+    pub rank: i8,
+    /// Label.
+    pub label: std::sync::Arc<str>,
+    /// Note.
+    pub note: std::borrow::Cow<'static, str>,
+    /// Until when.
+    pub until: Option<time::Date>,
+    /// How long it holds.
+    pub holds: std::time::Duration,
+    /// The amount.
+    pub amount: rust_decimal::Decimal,
+    /// A picture.
+    pub picture: bytes::Bytes,
+}
+
 /// The rows of a department's partition.
 #[derive(EntityUnion, Debug, Clone, PartialEq)]
 pub enum SalesPartition {
@@ -194,6 +223,21 @@ fn main() -> tables_client::Result<()> {
         salary: 1250,
         scratch: None,
     };
+    let price = Price {
+        shop: "Oslo".into(),
+        grade: 'a',
+        tier: 'é',
+        from: chrono::NaiveDate::MIN,
+        rank: -1,
+        label: "x".into(),
+        note: "n".into(),
+        until: None,
+        holds: std::time::Duration::ZERO,
+        amount: rust_decimal::Decimal::ONE,
+        picture: bytes::Bytes::new(),
+    };
+    assert!(price.to_entity().is_err(), "a date before year 1 has no stored form");
+    assert!(Price::HOLDS.gt(std::time::Duration::ZERO).to_odata().contains("holds"));
     let row = e.to_entity()?;
     assert_eq!(e.index_copies(&row)?.len(), 3);
     assert_eq!(e.index_entries()?.len(), 1);
