@@ -18,6 +18,7 @@ use crate::upkeep::{self, Item, Mode};
 
 /// How a [`BulkWriter`] writes each item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum BulkMode {
     /// Insert: an item whose key is taken fails its chunk with
     /// [`ErrorKind::EntityAlreadyExists`], one whose `unique_index` value another
@@ -133,6 +134,7 @@ impl TableServiceClient {
 
 /// How one chunk (one entity group transaction) ended.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ChunkOutcome {
     /// The partition of every row of the chunk.
     pub partition_key: String,
@@ -158,6 +160,7 @@ impl ChunkOutcome {
 /// failed in part returns an error carrying the report
 /// ([`BulkReport::from_error`]), so a partial failure can't pass for success.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct BulkReport {
     /// Every chunk, partitions in order of first appearance, chunks in item order.
     pub chunks: Vec<ChunkOutcome>,

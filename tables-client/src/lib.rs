@@ -45,7 +45,38 @@ pub use query::{PageToken, Query, TypedPage};
 pub use request_id::ClientRequestId;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};
-pub use tables_core::*;
+pub use tables_core::{
+    col, validate_batch, validate_select, AuthHint, CmpOp, Column, Contains, ContinuationToken,
+    DateTime, DynamicEntity, ETag, EdmType, Engine, Entity, EntityKey, EntityUnion, Error,
+    ErrorKind, Filter, IfMatch, IndexKey, Key, KeyOf, KeyRange, ListTablesOptions, Origin, Page,
+    PendingUpkeep, Property, QueryPlan, QuerySpec, Result, Row, TablePage, TypedColumn,
+    UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+    MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
+};
+pub use tables_core::{filter, key, size};
+
+/// The attribute that implements [`Engine`] and [`remote::TokenCredential`]: both are
+/// `async` traits usable as trait objects, written with the `async-trait` crate.
+pub use async_trait::async_trait;
+
+/// The entity model: the traits the derives implement, typed keys and index keys,
+/// schemas, and how the rows of a table are told apart (primary rows, index copies,
+/// index-entity entries).
+pub mod model {
+    pub use tables_core::model::{
+        index_copy_type, index_entry_type, primary_from_copy, primary_key_of_copy, row_role,
+        Contains, CopyIndex, CopyIndexKeyOf, Entity, EntitySchema, EntityUnion, Filterable,
+        IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt,
+        KeyOf, KeyRange, KeyText, KeyTime, ListIndex, ListIndexKeyOf, Operand, OtherProperties,
+        PartitionOf, Property, PropertySchema, Row, RowRole, StoredAs, Tag, TagValue, TypedColumn,
+        DATE_KEY_WIDTH, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK,
+        INDEX_ENTRY_MARK, MAX_DATE_YEAR, MIN_DATE_YEAR, PRIMARY_PARTITION_KEY_PROPERTY,
+        PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
+    };
+}
+
+#[doc(hidden)]
+pub use tables_core::__private;
 pub use tables_derive::{Entity, EntityUnion, Property};
 pub use transaction::Transaction;
 pub use update::{OnNone, Patch, Updated};

@@ -15,6 +15,7 @@ const TICKS_PER_DAY: i64 = 24 * TICKS_PER_HOUR;
 
 /// How long each table of a [`PeriodicTables`] covers (in UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Period {
     /// An hour: names end in `YYYYMMDDHH`.
     Hour,

@@ -1,7 +1,7 @@
 //! [`PrefixedEngine`]: every table under a name prefix, so several environments,
 //! tenants or test runs can share one storage account without seeing each other.
 
-use tables_core::__private::async_trait;
+use async_trait::async_trait;
 use tables_core::key::validate_table_name;
 use tables_core::{
     ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, ListTablesOptions, Page,
@@ -174,11 +174,10 @@ impl<E: Engine> Engine for PrefixedEngine<E> {
 
     async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
         let prefixed = |text: &str| format!("{}{text}", self.prefix);
-        let inner_options = ListTablesOptions {
-            prefix: Some(prefixed(options.prefix.as_deref().unwrap_or(""))),
-            page_size: options.page_size,
-            continuation: options.continuation.as_deref().map(prefixed),
-        };
+        // Every other option passes through as given.
+        let mut inner_options = options.clone();
+        inner_options.prefix = Some(prefixed(options.prefix.as_deref().unwrap_or("")));
+        inner_options.continuation = options.continuation.as_deref().map(prefixed);
         let page = self.inner.list_tables(&inner_options).await?;
         Ok(TablePage {
             names: page

@@ -4,12 +4,26 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tables_core::{key::validate_table_name, Engine, ErrorKind, ListTablesOptions, Result, Row};
-
-use crate::table::Table;
+use tables_core::{key::validate_table_name, Engine, ErrorKind, ListTablesOptions, Result};
 
 /// How a client behaves; every field has a sensible default.
+///
+/// More fields may come: start from [`ClientOptions::default`] and change what you
+/// need, with the `with_` methods or by assigning fields.
+///
+/// ```
+/// use std::time::Duration;
+/// use tables_client::ClientOptions;
+///
+/// let options = ClientOptions::default()
+///     .with_allow_table_scans(false)
+///     .with_page_size(100)
+///     .with_intent_retention(Duration::from_secs(3600));
+/// assert_eq!(options.page_size, Some(100));
+/// assert_eq!(options.bulk_concurrency, ClientOptions::default().bulk_concurrency);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClientOptions {
     /// Whether queries that name no PartitionKey (table scans) may run. `false` makes
     /// them fail with [`ErrorKind::InvalidQuery`] before anything is sent: a guard
@@ -45,7 +59,40 @@ impl Default for ClientOptions {
     }
 }
 
-/// The entry point: table management and typed [`Table`] handles over any
+impl ClientOptions {
+    /// Sets [`allow_table_scans`](ClientOptions::allow_table_scans).
+    pub fn with_allow_table_scans(mut self, allow: bool) -> ClientOptions {
+        self.allow_table_scans = allow;
+        self
+    }
+
+    /// Sets [`page_size`](ClientOptions::page_size) (1..=1000, checked when a query
+    /// runs).
+    pub fn with_page_size(mut self, entities: u32) -> ClientOptions {
+        self.page_size = Some(entities);
+        self
+    }
+
+    /// Sets [`bulk_concurrency`](ClientOptions::bulk_concurrency).
+    pub fn with_bulk_concurrency(mut self, chunks: usize) -> ClientOptions {
+        self.bulk_concurrency = chunks;
+        self
+    }
+
+    /// Sets [`max_conflict_retries`](ClientOptions::max_conflict_retries).
+    pub fn with_max_conflict_retries(mut self, retries: u32) -> ClientOptions {
+        self.max_conflict_retries = retries;
+        self
+    }
+
+    /// Sets [`intent_retention`](ClientOptions::intent_retention).
+    pub fn with_intent_retention(mut self, retention: Duration) -> ClientOptions {
+        self.intent_retention = retention;
+        self
+    }
+}
+
+/// The entry point: table management and typed [`Table`](crate::Table) handles over any
 /// [`Engine`]. Cheap to clone (clones share the engine).
 ///
 /// ```
@@ -134,12 +181,6 @@ impl TableServiceClient {
         &self.inner.options
     }
 
-    /// A typed handle on table `name` holding `T` (an entity or an entity union).
-    /// Nothing is checked or sent until it is used.
-    pub fn table<T: Row>(&self, name: impl Into<String>) -> Table<T> {
-        Table::new(self.clone(), name.into())
-    }
-
     /// Creates a table.
     ///
     /// # Errors
@@ -214,10 +255,8 @@ pub(crate) async fn all_table_names<E: Engine + ?Sized>(
     prefix: &str,
 ) -> Result<Vec<String>> {
     let mut names = Vec::new();
-    let mut options = ListTablesOptions {
-        prefix: (!prefix.is_empty()).then(|| prefix.to_owned()),
-        ..ListTablesOptions::default()
-    };
+    let mut options = ListTablesOptions::default();
+    options.prefix = (!prefix.is_empty()).then(|| prefix.to_owned());
     loop {
         let page = engine.list_tables(&options).await?;
         names.extend(page.names);

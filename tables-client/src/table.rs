@@ -40,15 +40,19 @@ impl<T> fmt::Debug for Table<T> {
     }
 }
 
-impl<T: Row> Table<T> {
-    pub(crate) fn new(service: TableServiceClient, name: String) -> Table<T> {
+impl TableServiceClient {
+    /// A typed handle on table `name` holding `T` (an entity or an entity union).
+    /// Nothing is checked or sent until it is used.
+    pub fn table<T: Row>(&self, name: impl Into<String>) -> Table<T> {
         Table {
-            service,
-            name: Arc::from(name),
+            service: self.clone(),
+            name: Arc::from(name.into()),
             _rows: PhantomData,
         }
     }
+}
 
+impl<T: Row> Table<T> {
     /// The table's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -171,6 +171,7 @@ impl Patch {
 /// The result of [`Table::update`] and [`Table::update_or_insert`]: the value as
 /// written and how the write went.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Updated<T> {
     /// The value written.
     pub value: T,

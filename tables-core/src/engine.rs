@@ -99,46 +99,55 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>>;
 }
 
-/// A shared engine is an engine: wrappers such as a fault injector or a table-name
-/// prefix can hold an `Arc<dyn Engine>` (or an `Arc` of any engine) and still be
-/// generic over what they wrap.
-#[async_trait]
-impl<E: Engine + ?Sized> Engine for std::sync::Arc<E> {
-    async fn create_table(&self, table: &str) -> Result<()> {
-        (**self).create_table(table).await
-    }
+/// Implements [`Engine`] for a smart pointer by forwarding every call to the engine
+/// it points at.
+macro_rules! forward_engine {
+    ($($pointer:ident)::+) => {
+        #[async_trait]
+        impl<E: Engine + ?Sized> Engine for $($pointer)::+<E> {
+            async fn create_table(&self, table: &str) -> Result<()> {
+                (**self).create_table(table).await
+            }
 
-    async fn delete_table(&self, table: &str) -> Result<()> {
-        (**self).delete_table(table).await
-    }
+            async fn delete_table(&self, table: &str) -> Result<()> {
+                (**self).delete_table(table).await
+            }
 
-    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
-        (**self).list_tables(options).await
-    }
+            async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+                (**self).list_tables(options).await
+            }
 
-    async fn get_entity(
-        &self,
-        table: &str,
-        key: &EntityKey,
-        select: Option<&[String]>,
-    ) -> Result<Option<DynamicEntity>> {
-        (**self).get_entity(table, key, select).await
-    }
+            async fn get_entity(
+                &self,
+                table: &str,
+                key: &EntityKey,
+                select: Option<&[String]>,
+            ) -> Result<Option<DynamicEntity>> {
+                (**self).get_entity(table, key, select).await
+            }
 
-    async fn query(
-        &self,
-        table: &str,
-        spec: &QuerySpec,
-        continuation: Option<&ContinuationToken>,
-    ) -> Result<Page<DynamicEntity>> {
-        (**self).query(table, spec, continuation).await
-    }
+            async fn query(
+                &self,
+                table: &str,
+                spec: &QuerySpec,
+                continuation: Option<&ContinuationToken>,
+            ) -> Result<Page<DynamicEntity>> {
+                (**self).query(table, spec, continuation).await
+            }
 
-    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
-        (**self).write(table, op).await
-    }
+            async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+                (**self).write(table, op).await
+            }
 
-    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-        (**self).submit_batch(table, ops).await
-    }
+            async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+                (**self).submit_batch(table, ops).await
+            }
+        }
+    };
 }
+
+// A shared or boxed engine is an engine: wrappers such as a fault injector or a
+// table-name prefix can hold an `Arc<dyn Engine>` or a `Box<dyn Engine>` (or either
+// of any engine) and still be generic over what they wrap.
+forward_engine!(std::sync::Arc);
+forward_engine!(Box);

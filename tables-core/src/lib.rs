@@ -11,6 +11,7 @@ mod convert;
 mod datetime;
 mod engine;
 mod entity;
+mod entity_key;
 mod error;
 pub mod filter;
 pub mod key;

@@ -267,8 +267,10 @@ pub struct Page<T> {
     pub continuation: Option<ContinuationToken>,
 }
 
-/// Options for listing tables.
+/// Options for listing tables. More fields may come: start from
+/// [`ListTablesOptions::default`] and use the `with_` methods.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ListTablesOptions {
     /// Only tables whose name starts with this prefix (compared as the service does:
     /// a `ge`/`lt` range on `TableName`).
@@ -280,6 +282,24 @@ pub struct ListTablesOptions {
 }
 
 impl ListTablesOptions {
+    /// Sets [`prefix`](ListTablesOptions::prefix).
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> ListTablesOptions {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Sets [`page_size`](ListTablesOptions::page_size).
+    pub fn with_page_size(mut self, names: u32) -> ListTablesOptions {
+        self.page_size = Some(names);
+        self
+    }
+
+    /// Sets [`continuation`](ListTablesOptions::continuation).
+    pub fn with_continuation(mut self, next_table_name: impl Into<String>) -> ListTablesOptions {
+        self.continuation = Some(next_table_name.into());
+        self
+    }
+
     /// Checks the options against the service's rules.
     ///
     /// # Errors

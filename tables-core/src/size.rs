@@ -11,8 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::key::validate_entity_key;
 use crate::value::Value;
 
-/// Largest PartitionKey or RowKey, in bytes of UTF-16 (512 code units).
-pub const MAX_KEY_BYTES: usize = 1024;
+pub use crate::key::MAX_KEY_BYTES;
 /// Largest string (as UTF-16) or binary property value, in bytes.
 pub const MAX_PROPERTY_VALUE_BYTES: usize = 64 * 1024;
 /// Most user properties on one entity (plus the 3 system properties: 255).

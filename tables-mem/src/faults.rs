@@ -11,6 +11,7 @@ use tables_core::{Error, ErrorKind, Origin, Result};
 /// The kinds of engine call a [`Fault`] can target, one per [`tables_core::Engine`]
 /// method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CallKind {
     /// [`Engine::create_table`](tables_core::Engine::create_table).
     CreateTable,

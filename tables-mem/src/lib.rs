@@ -46,7 +46,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> tables_core::Result<()> {
-//! let engine = MemEngine::with_options(MemOptions { page_size: 2, ..MemOptions::default() });
+//! let engine = MemEngine::with_options(MemOptions::default().with_page_size(2));
 //! engine.create_table("Customers").await?;
 //! for rk in ["a", "b", "c"] {
 //!     let entity = DynamicEntity::new("Smith", rk).with("Age", 30);
@@ -99,13 +99,15 @@ use store::Store;
 ///
 /// // One entity per page, and pages that end at partition boundaries: the harshest
 /// // paging a client can meet.
-/// let engine = MemEngine::with_options(MemOptions {
-///     page_size: 1,
-///     break_at_partition_boundaries: true,
-/// });
+/// let engine = MemEngine::with_options(
+///     MemOptions::default()
+///         .with_page_size(1)
+///         .with_break_at_partition_boundaries(true),
+/// );
 /// assert_eq!(engine.options().page_size, 1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MemOptions {
     /// Most entities (and table names) per page, whatever `$top` says: 1 to 1,000,
     /// default 1,000 (the service's maximum). Values outside the range are clamped
@@ -123,6 +125,20 @@ impl Default for MemOptions {
             page_size: MAX_PAGE_SIZE,
             break_at_partition_boundaries: false,
         }
+    }
+}
+
+impl MemOptions {
+    /// Sets [`page_size`](MemOptions::page_size).
+    pub fn with_page_size(mut self, entities: u32) -> MemOptions {
+        self.page_size = entities;
+        self
+    }
+
+    /// Sets [`break_at_partition_boundaries`](MemOptions::break_at_partition_boundaries).
+    pub fn with_break_at_partition_boundaries(mut self, breaks: bool) -> MemOptions {
+        self.break_at_partition_boundaries = breaks;
+        self
     }
 }
 

@@ -14,10 +14,7 @@ const T: &str = "Busy";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_and_readers_see_consistent_state() {
-    let engine = MemEngine::with_options(MemOptions {
-        page_size: 7,
-        ..MemOptions::default()
-    });
+    let engine = MemEngine::with_options(MemOptions::default().with_page_size(7));
     engine.create_table(T).await.unwrap();
     let writers = 16;
     let per_writer = 50;

@@ -369,7 +369,9 @@ proptest! {
         break_at_partition_boundaries in any::<bool>(),
         ops in prop::collection::vec(op_strategy(), 1..40),
     ) {
-        let options = MemOptions { page_size, break_at_partition_boundaries };
+        let options = MemOptions::default()
+            .with_page_size(page_size)
+            .with_break_at_partition_boundaries(break_at_partition_boundaries);
         run(options, &ops)?;
     }
 }

@@ -145,10 +145,7 @@ async fn top_bounds_each_page() {
 async fn the_engine_page_size_bounds_pages_below_top() {
     let rows: Vec<(String, String)> = (0..5).map(|i| ("p".into(), format!("{i}"))).collect();
     let refs: Vec<(&str, &str)> = rows.iter().map(|(p, r)| (p.as_str(), r.as_str())).collect();
-    let options = MemOptions {
-        page_size: 2,
-        ..MemOptions::default()
-    };
+    let options = MemOptions::default().with_page_size(2);
     let engine = engine_with(options, &refs).await;
     let all = pages(&engine, &QuerySpec::new().top(1000)).await;
     let sizes: Vec<usize> = all.iter().map(|p| p.items.len()).collect();
@@ -161,10 +158,9 @@ async fn the_engine_page_size_bounds_pages_below_top() {
 
 #[tokio::test]
 async fn pages_can_end_at_partition_boundaries() {
-    let options = MemOptions {
-        page_size: 1000,
-        break_at_partition_boundaries: true,
-    };
+    let options = MemOptions::default()
+        .with_page_size(1000)
+        .with_break_at_partition_boundaries(true);
     let engine = engine_with(
         options,
         &[("a", "1"), ("a", "2"), ("b", "1"), ("c", "1"), ("c", "2")],

@@ -86,11 +86,8 @@ async fn entity_calls_on_a_missing_table_are_table_not_found() {
 
 async fn list_all(engine: &MemEngine, prefix: Option<&str>, page_size: u32) -> Vec<Vec<String>> {
     let mut pages = Vec::new();
-    let mut options = ListTablesOptions {
-        prefix: prefix.map(str::to_owned),
-        page_size: Some(page_size),
-        continuation: None,
-    };
+    let mut options = ListTablesOptions::default().with_page_size(page_size);
+    options.prefix = prefix.map(str::to_owned);
     loop {
         let page = engine.list_tables(&options).await.unwrap();
         pages.push(page.names);
@@ -124,10 +121,7 @@ async fn list_tables_pages_in_name_order_with_prefix() {
         [Vec::<String>::new()]
     );
     for bad in [0, 1001] {
-        let options = ListTablesOptions {
-            page_size: Some(bad),
-            ..ListTablesOptions::default()
-        };
+        let options = ListTablesOptions::default().with_page_size(bad);
         let err = engine.list_tables(&options).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidQuery);
     }
@@ -135,10 +129,7 @@ async fn list_tables_pages_in_name_order_with_prefix() {
 
 #[tokio::test]
 async fn the_engine_page_size_also_bounds_table_pages() {
-    let engine = MemEngine::with_options(MemOptions {
-        page_size: 1,
-        ..MemOptions::default()
-    });
+    let engine = MemEngine::with_options(MemOptions::default().with_page_size(1));
     for name in ["aaa", "bbb", "ccc"] {
         engine.create_table(name).await.unwrap();
     }
@@ -150,15 +141,9 @@ async fn the_engine_page_size_also_bounds_table_pages() {
 
 #[test]
 fn page_size_is_clamped() {
-    let zero = MemEngine::with_options(MemOptions {
-        page_size: 0,
-        ..MemOptions::default()
-    });
+    let zero = MemEngine::with_options(MemOptions::default().with_page_size(0));
     assert_eq!(zero.options().page_size, 1);
-    let huge = MemEngine::with_options(MemOptions {
-        page_size: 5_000,
-        ..MemOptions::default()
-    });
+    let huge = MemEngine::with_options(MemOptions::default().with_page_size(5_000));
     assert_eq!(huge.options().page_size, 1_000);
     assert_eq!(MemEngine::new().options(), &MemOptions::default());
     assert_eq!(MemOptions::default().page_size, 1_000);

@@ -122,11 +122,9 @@ pub async fn list_all_tables(
     let mut names = Vec::new();
     let mut continuation = None;
     for _ in 0..MAX_PAGES {
-        let options = ListTablesOptions {
-            prefix: Some(prefix.to_owned()),
-            page_size,
-            continuation,
-        };
+        let mut options = ListTablesOptions::default().with_prefix(prefix);
+        options.page_size = page_size;
+        options.continuation = continuation;
         let page = engine.list_tables(&options).await?;
         assert!(
             page.names.len() <= limit,

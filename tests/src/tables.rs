@@ -148,11 +148,11 @@ pub async fn list_tables_pages_through_every_table(engine: &dyn Engine, ctx: &Ct
         assert_eq!(listed, expected, "page size {page_size}");
     }
     let first = engine
-        .list_tables(&ListTablesOptions {
-            prefix: Some(ctx.prefix().to_owned()),
-            page_size: Some(2),
-            continuation: None,
-        })
+        .list_tables(
+            &ListTablesOptions::default()
+                .with_prefix(ctx.prefix())
+                .with_page_size(2),
+        )
         .await?;
     assert!(
         first.continuation.is_some(),
@@ -167,11 +167,9 @@ pub async fn list_tables_page_size_out_of_range_is_invalid(
     ctx: &Ctx,
 ) -> Result<()> {
     for page_size in [0, 1001] {
-        let options = ListTablesOptions {
-            prefix: Some(ctx.prefix().to_owned()),
-            page_size: Some(page_size),
-            continuation: None,
-        };
+        let options = ListTablesOptions::default()
+            .with_prefix(ctx.prefix())
+            .with_page_size(page_size);
         expect_kind(
             engine.list_tables(&options).await,
             ErrorKind::InvalidQuery,

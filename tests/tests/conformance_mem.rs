@@ -17,10 +17,11 @@ mod mem_page_size_1 {
     use super::*;
 
     tables_tests::conformance_suite!(
-        MemEngine::with_options(MemOptions {
-            page_size: 1,
-            break_at_partition_boundaries: true,
-        }),
+        MemEngine::with_options(
+            MemOptions::default()
+                .with_page_size(1)
+                .with_break_at_partition_boundaries(true)
+        ),
         Capabilities::azure()
     );
 }

@@ -95,10 +95,7 @@ async fn hint_beyond_the_time_budget_fails_at_once() {
         error_reply(503, "ServerBusy").with_header("x-ms-retry-after-ms", "300")
     })
     .await;
-    let policy = RetryPolicy {
-        max_elapsed: ms(500),
-        ..fast_retry()
-    };
+    let policy = fast_retry().with_max_elapsed(ms(500));
     let engine = engine_at(&server.url(), shared_key(), policy, PATIENT);
     let (result, elapsed) = timed(engine.get_entity(TABLE, &key("p", "r"), None)).await;
     assert_eq!(result.expect_err("always 503").kind(), ErrorKind::Throttled);

@@ -621,10 +621,11 @@ mod mem_default {
 
 /// The mem engine with one-entity pages breaking at partition boundaries.
 mod mem_page_size_1 {
-    on_engine!(MemEngine::with_options(MemOptions {
-        page_size: 1,
-        break_at_partition_boundaries: true,
-    }));
+    on_engine!(MemEngine::with_options(
+        MemOptions::default()
+            .with_page_size(1)
+            .with_break_at_partition_boundaries(true),
+    ));
 }
 
 /// The remote engine on the run's Azurite, each test in its own table namespace. The

@@ -18,9 +18,8 @@ use support::{
 };
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
-    BulkMode, ClientOptions, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
-    IfMatch, Key, OnNone, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp,
-    WriteOutcome,
+    BulkMode, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Key,
+    OnNone, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp, WriteOutcome,
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::{Forward, Forwarding};
@@ -791,10 +790,7 @@ async fn reconcile_per_partition_and_its_report(backend: Backend) {
     create_tables(service).await.unwrap();
     let strict = TableServiceClient::with_options(
         Arc::clone(service.engine()),
-        ClientOptions {
-            allow_table_scans: false,
-            ..service.options().clone()
-        },
+        service.options().clone().with_allow_table_scans(false),
     );
     let queries = engine.faults().calls_of(CallKind::Query);
     let err = strict

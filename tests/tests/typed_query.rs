@@ -312,10 +312,7 @@ async fn page_size_shapes_pages(service: TableServiceClient) -> Result<()> {
     // The client's default page size applies when the query names none.
     let small = TableServiceClient::with_options(
         Arc::clone(service.engine()),
-        ClientOptions {
-            page_size: Some(4),
-            ..ClientOptions::default()
-        },
+        ClientOptions::default().with_page_size(4),
     );
     let page = small.table::<Employee>(&table).query().page(None).await?;
     assert_eq!(page.items.len(), 4);
@@ -384,10 +381,7 @@ async fn plans_follow_the_cost_ladder(service: TableServiceClient) -> Result<()>
 async fn table_scans_can_be_forbidden(service: TableServiceClient) -> Result<()> {
     let (table, all) = seed(&service).await?;
     let recording = Recording::over(&service, None);
-    let strict = recording.client(ClientOptions {
-        allow_table_scans: false,
-        ..ClientOptions::default()
-    });
+    let strict = recording.client(ClientOptions::default().with_allow_table_scans(false));
     let employees = strict.table::<Employee>(&table);
     let err = employees.query().collect().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidQuery);
@@ -700,10 +694,11 @@ fn mem_default() -> TableServiceClient {
 }
 
 fn mem_page_size_1() -> TableServiceClient {
-    TableServiceClient::new(MemEngine::with_options(MemOptions {
-        page_size: 1,
-        break_at_partition_boundaries: true,
-    }))
+    TableServiceClient::new(MemEngine::with_options(
+        MemOptions::default()
+            .with_page_size(1)
+            .with_break_at_partition_boundaries(true),
+    ))
 }
 
 macro_rules! on_engine {

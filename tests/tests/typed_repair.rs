@@ -16,8 +16,8 @@ use support::{
 };
 use tables_client::mem::CallKind;
 use tables_client::{
-    CheckPhase, CheckToken, ClientOptions, DynamicEntity, Engine, Entity, EntityKey, ErrorKind,
-    IfMatch, Problem, TableServiceClient, WriteOp,
+    CheckPhase, CheckToken, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Problem,
+    TableServiceClient, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
 
@@ -218,10 +218,7 @@ async fn checks_run_page_by_page_and_resume_from_a_token(backend: Backend) {
     create_tables(service).await.unwrap();
     let paged = TableServiceClient::with_options(
         Arc::clone(service.engine()),
-        ClientOptions {
-            page_size: Some(2),
-            ..service.options().clone()
-        },
+        service.options().clone().with_page_size(2),
     );
     for id in 1..=5 {
         let row = employee("Sales", id, 0).to_entity().unwrap();
@@ -277,10 +274,7 @@ async fn checks_run_page_by_page_and_resume_from_a_token(backend: Backend) {
     // A client that forbids table scans: a whole-table check is refused up front.
     let strict = TableServiceClient::with_options(
         Arc::clone(service.engine()),
-        ClientOptions {
-            allow_table_scans: false,
-            ..service.options().clone()
-        },
+        service.options().clone().with_allow_table_scans(false),
     );
     let queries = engine.faults().calls_of(CallKind::Query);
     let err = strict

@@ -246,12 +246,13 @@ async fn run(url: &str, rate: f64, seed: u64, ops: u64) {
     );
     let remote = RemoteEngine::builder(proxy.url())
         .credential(Credential::SharedKey(azurite::dev_key()))
-        .retry_policy(RetryPolicy {
-            max_retries: 4,
-            initial_backoff: Duration::from_millis(10),
-            max_backoff: Duration::from_millis(80),
-            max_elapsed: Duration::from_secs(30),
-        })
+        .retry_policy(
+            RetryPolicy::default()
+                .with_max_retries(4)
+                .with_initial_backoff(Duration::from_millis(10))
+                .with_max_backoff(Duration::from_millis(80))
+                .with_max_elapsed(Duration::from_secs(30)),
+        )
         .request_timeout(REQUEST_TIMEOUT)
         .build()
         .unwrap();

@@ -452,10 +452,11 @@ fn default_pages() -> TableServiceClient {
 }
 
 fn one_row_pages() -> TableServiceClient {
-    TableServiceClient::from_engine(Arc::new(MemEngine::with_options(MemOptions {
-        page_size: 1,
-        break_at_partition_boundaries: true,
-    })))
+    TableServiceClient::from_engine(Arc::new(MemEngine::with_options(
+        MemOptions::default()
+            .with_page_size(1)
+            .with_break_at_partition_boundaries(true),
+    )))
 }
 
 macro_rules! scenarios {

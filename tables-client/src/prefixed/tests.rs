@@ -139,10 +139,7 @@ async fn a_prefix_that_prefixes_another_does_not_see_its_tables_as_empty_names()
 
 #[tokio::test]
 async fn listing_with_a_prefix_and_pages_of_one() {
-    let shared = MemEngine::with_options(MemOptions {
-        page_size: 1,
-        ..MemOptions::default()
-    });
+    let shared = MemEngine::with_options(MemOptions::default().with_page_size(1));
     let a = PrefixedEngine::unique(shared.clone());
     let b = PrefixedEngine::unique(shared.clone());
     for name in ["abc1", "abc2", "abd", "xyz"] {
@@ -151,10 +148,10 @@ async fn listing_with_a_prefix_and_pages_of_one() {
     }
     shared.create_table("abc3").await.unwrap();
 
-    let prefixed = |prefix: &str, page_size| ListTablesOptions {
-        prefix: Some(prefix.to_owned()),
-        page_size,
-        continuation: None,
+    let prefixed = |prefix: &str, page_size| {
+        let mut options = ListTablesOptions::default().with_prefix(prefix);
+        options.page_size = page_size;
+        options
     };
     assert_eq!(all_names(&a, prefixed("abc", None)).await, ["abc1", "abc2"]);
     assert_eq!(
@@ -172,19 +169,13 @@ async fn listing_with_a_prefix_and_pages_of_one() {
     let next = first.continuation.unwrap();
     assert!(!next.starts_with(a.prefix()), "{next}");
     let second = a
-        .list_tables(&ListTablesOptions {
-            continuation: Some(next),
-            ..prefixed("ab", Some(1))
-        })
+        .list_tables(&prefixed("ab", Some(1)).with_continuation(next))
         .await
         .unwrap();
     assert_eq!(second.names, ["abc2"]);
 
     // Continuing from an arbitrary caller-side name.
-    let from = ListTablesOptions {
-        continuation: Some("abd".to_owned()),
-        ..ListTablesOptions::default()
-    };
+    let from = ListTablesOptions::default().with_continuation("abd");
     assert_eq!(all_names(&a, from).await, ["abd", "xyz"]);
 
     // An invalid page size is the engine's error.
@@ -199,10 +190,7 @@ async fn listing_with_a_prefix_and_pages_of_one() {
 
 #[tokio::test]
 async fn delete_all_tables_removes_only_its_own() {
-    let shared = MemEngine::with_options(MemOptions {
-        page_size: 1,
-        ..MemOptions::default()
-    });
+    let shared = MemEngine::with_options(MemOptions::default().with_page_size(1));
     let a = PrefixedEngine::unique(shared.clone());
     let b = PrefixedEngine::unique(shared.clone());
     for name in ["one", "two", "three"] {

@@ -138,6 +138,7 @@ impl<T> fmt::Debug for Query<T> {
 
 /// One page of a typed query and where the next one starts.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct TypedPage<T> {
     /// The page's values with their versions, in key order. A page holds the page
     /// size's worth of items unless it is the last (or `take` ends it); the last

@@ -16,7 +16,7 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_AL
 use sha2::Sha256;
 use tables_core::{DateTime, Error, ErrorKind, Result};
 
-use super::sas::parse_sas_time;
+use super::sas_time::parse_sas_time;
 
 const REDACTED: &str = "<redacted>";
 
@@ -59,6 +59,7 @@ fn invalid(message: impl Into<String>) -> Error {
 /// # Ok::<(), tables_client::Error>(())
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Credential {
     /// Signs every request with the account key (`Authorization: SharedKey ..`):
     /// full access to the account.
@@ -391,7 +392,7 @@ impl fmt::Debug for SasToken {
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use tables_client::remote::{AccessToken, TokenCredential};
-/// # use tables_client::__private::async_trait;
+/// use tables_client::async_trait;
 ///
 /// #[derive(Debug)]
 /// struct FromEnvironment;
@@ -406,7 +407,7 @@ impl fmt::Debug for SasToken {
 ///     }
 /// }
 /// ```
-#[tables_core::__private::async_trait]
+#[async_trait::async_trait]
 pub trait TokenCredential: Send + Sync + fmt::Debug {
     /// A token valid for the storage scope (`https://storage.azure.com/.default`).
     ///
@@ -452,7 +453,7 @@ impl fmt::Debug for AccessToken {
     }
 }
 
-#[tables_core::__private::async_trait]
+#[async_trait::async_trait]
 impl TokenCredential for AccessToken {
     /// A copy of this token, whether or not it has expired (the service decides).
     async fn token(&self) -> Result<AccessToken> {

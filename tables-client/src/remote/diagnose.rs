@@ -16,7 +16,8 @@ use tables_core::{AuthHint, DateTime, Error, ErrorKind};
 
 use super::credential::{Credential, SasToken};
 use super::endpoint::Endpoint;
-use super::sas::{format_sas_time, TableSasPermissions};
+use super::sas::TableSasPermissions;
+use super::sas_time::format_sas_time;
 
 /// The clock difference the service tolerates on signed requests (protocol
 /// reference §2: "Azure rejects clock skew over about 15 min").

@@ -78,7 +78,7 @@ impl fmt::Debug for RemoteEngine {
 /// )?;
 /// let engine = RemoteEngine::builder("http://127.0.0.1:10002/devstoreaccount1")
 ///     .credential(Credential::SharedKey(key))
-///     .retry_policy(RetryPolicy { max_retries: 2, ..RetryPolicy::default() })
+///     .retry_policy(RetryPolicy::default().with_max_retries(2))
 ///     .request_timeout(Duration::from_secs(10))
 ///     .build()?;
 /// assert_eq!(engine.account(), "devstoreaccount1");
@@ -453,7 +453,7 @@ fn continuation(response: &Response) -> Option<ContinuationToken> {
     Some(ContinuationToken::new(pk, rk))
 }
 
-#[tables_core::__private::async_trait]
+#[async_trait::async_trait]
 impl Engine for RemoteEngine {
     async fn create_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;

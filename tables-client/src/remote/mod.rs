@@ -41,6 +41,7 @@ mod engine;
 mod guard;
 mod retry;
 mod sas;
+mod sas_time;
 mod sign;
 mod transport;
 

@@ -22,15 +22,14 @@ use reqwest::header::HeaderMap;
 /// use tables_client::remote::RetryPolicy;
 ///
 /// // More patient than the default, with the default backoff.
-/// let policy = RetryPolicy {
-///     max_retries: 8,
-///     max_elapsed: Duration::from_secs(300),
-///     ..RetryPolicy::default()
-/// };
+/// let policy = RetryPolicy::default()
+///     .with_max_retries(8)
+///     .with_max_elapsed(Duration::from_secs(300));
 /// assert_eq!(policy.initial_backoff, Duration::from_millis(500));
 /// assert_eq!(RetryPolicy::none().max_retries, 0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Most retries after the first attempt; `0` never retries.
     pub max_retries: u32,
@@ -57,6 +56,30 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// Sets [`max_retries`](RetryPolicy::max_retries).
+    pub fn with_max_retries(mut self, retries: u32) -> RetryPolicy {
+        self.max_retries = retries;
+        self
+    }
+
+    /// Sets [`initial_backoff`](RetryPolicy::initial_backoff).
+    pub fn with_initial_backoff(mut self, backoff: Duration) -> RetryPolicy {
+        self.initial_backoff = backoff;
+        self
+    }
+
+    /// Sets [`max_backoff`](RetryPolicy::max_backoff).
+    pub fn with_max_backoff(mut self, backoff: Duration) -> RetryPolicy {
+        self.max_backoff = backoff;
+        self
+    }
+
+    /// Sets [`max_elapsed`](RetryPolicy::max_elapsed).
+    pub fn with_max_elapsed(mut self, budget: Duration) -> RetryPolicy {
+        self.max_elapsed = budget;
+        self
+    }
+
     /// A policy that never retries: every failure is returned at once.
     pub fn none() -> RetryPolicy {
         RetryPolicy {

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use crate::entity::EntityKey;
+use crate::entity_key::EntityKey;
 
 mod origin;
 

@@ -28,5 +28,5 @@ pub(crate) use encode::{
 pub use order::{cmp_ordinal, prefix_range};
 pub use validate::{
     is_forbidden_key_char, validate_entity_key, validate_partition_key, validate_row_key,
-    validate_table_name, MAX_KEY_UTF16_UNITS,
+    validate_table_name, MAX_KEY_BYTES, MAX_KEY_UTF16_UNITS,
 };

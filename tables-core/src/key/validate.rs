@@ -2,8 +2,9 @@
 
 use crate::entity::EntityKey;
 use crate::error::{Error, ErrorKind, Result};
-use crate::size::MAX_KEY_BYTES;
 
+/// Largest PartitionKey or RowKey, in bytes of UTF-16 (512 code units).
+pub const MAX_KEY_BYTES: usize = 1024;
 /// Most UTF-16 code units in a PartitionKey or RowKey (1 KiB as UTF-16).
 pub const MAX_KEY_UTF16_UNITS: usize = MAX_KEY_BYTES / 2;
 

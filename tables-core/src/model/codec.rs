@@ -208,6 +208,12 @@ pub struct FieldCodec<T> {
     from_value: fn(Option<Value>) -> Result<T>,
 }
 
+impl<T> std::fmt::Debug for FieldCodec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FieldCodec").finish_non_exhaustive()
+    }
+}
+
 impl<T> FieldCodec<T> {
     /// The codec of `T`.
     // The bound sits on the function, not the impl, so a type that is no

@@ -220,6 +220,12 @@ pub struct KeyTextCodec<T> {
     pub(crate) read: fn(&str) -> Result<T>,
 }
 
+impl<T> std::fmt::Debug for KeyTextCodec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyTextCodec").finish_non_exhaustive()
+    }
+}
+
 impl<T> KeyTextCodec<T> {
     /// The codec of `T`.
     pub const fn new() -> KeyTextCodec<T>
@@ -239,6 +245,12 @@ pub struct KeyIntCodec<T> {
     pub(crate) to_i64: fn(&T) -> Option<i64>,
     pub(crate) from_u64: fn(u64) -> Option<T>,
     pub(crate) from_i64: fn(i64) -> Option<T>,
+}
+
+impl<T> std::fmt::Debug for KeyIntCodec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyIntCodec").finish_non_exhaustive()
+    }
 }
 
 impl<T> KeyIntCodec<T> {
@@ -262,6 +274,12 @@ pub struct KeyTimeCodec<T> {
     pub(crate) from: fn(DateTime) -> Result<T>,
 }
 
+impl<T> std::fmt::Debug for KeyTimeCodec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyTimeCodec").finish_non_exhaustive()
+    }
+}
+
 impl<T> KeyTimeCodec<T> {
     /// The codec of `T`.
     pub const fn new() -> KeyTimeCodec<T>
@@ -279,6 +297,12 @@ impl<T> KeyTimeCodec<T> {
 pub struct KeyDateCodec<T> {
     pub(crate) to: fn(&T) -> (i32, u32, u32),
     pub(crate) from: fn(i32, u32, u32) -> Option<T>,
+}
+
+impl<T> std::fmt::Debug for KeyDateCodec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyDateCodec").finish_non_exhaustive()
+    }
 }
 
 impl<T> KeyDateCodec<T> {

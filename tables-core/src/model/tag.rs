@@ -16,7 +16,9 @@ use crate::model::{
 };
 use crate::value::Value;
 
-/// How an entity type's rows are marked (see the [module docs](self)).
+/// How an entity type's rows are marked: by default `EntityType` (the kind) and
+/// `EntityVersion`; in tables written by other programs, a property naming the type,
+/// a RowKey prefix, or nothing at all (`#[entity(tag(..))]`, `#[entity(untagged)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Tag {

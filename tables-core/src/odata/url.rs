@@ -124,11 +124,10 @@ pub fn entity_query_string(
 /// ```
 /// use tables_core::{odata, ListTablesOptions};
 ///
-/// let options = ListTablesOptions {
-///     prefix: Some("log".to_owned()),
-///     page_size: Some(10),
-///     continuation: Some("logs2".to_owned()),
-/// };
+/// let options = ListTablesOptions::default()
+///     .with_prefix("log")
+///     .with_page_size(10)
+///     .with_continuation("logs2");
 /// assert_eq!(
 ///     odata::table_query_string(&options),
 ///     "$filter=TableName%20ge%20%27log%27%20and%20TableName%20lt%20%27loh%27&$top=10&NextTableName=logs2"

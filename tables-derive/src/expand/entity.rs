@@ -62,15 +62,10 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
 }
 
 /// `&self.field`: the reference key writers take.
-pub(crate) fn self_ref(cx: &Ctx<'_>, i: usize) -> TokenStream {
-    let id = &cx.model.fields[i].ident;
-    quote!(&self.#id)
-}
-
 fn entity_key(cx: &Ctx<'_>) -> TokenStream {
     let model = cx.model;
     let p = &cx.private;
-    let arg = |i: usize| self_ref(cx, i);
+    let arg = |i: usize| cx.self_field(i);
     let pk = call_writer(
         &writer_name(None, Which::Partition),
         &model.partition_key,
@@ -90,7 +85,7 @@ fn entity_key(cx: &Ctx<'_>) -> TokenStream {
 fn to_entity(cx: &Ctx<'_>) -> TokenStream {
     let model = cx.model;
     let p = &cx.private;
-    let arg = |i: usize| self_ref(cx, i);
+    let arg = |i: usize| cx.self_field(i);
     let pk = call_writer(
         &writer_name(None, Which::Partition),
         &model.partition_key,

@@ -5,7 +5,6 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::entity::self_ref;
 use super::keys::{call_writer, template_fields, writer_name, Which};
 use super::names::{key_type, local};
 use super::schema::indexes_static;
@@ -99,7 +98,7 @@ fn index_row(
             let local = local("some", &cx.model.fields[f]);
             quote!(#local)
         } else {
-            self_ref(cx, f)
+            cx.self_field(f)
         }
     };
     let pk = call_writer(

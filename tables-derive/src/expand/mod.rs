@@ -37,6 +37,14 @@ pub(crate) struct Ctx<'a> {
     stub: bool,
 }
 
+impl Ctx<'_> {
+    /// `&self.<field>` for the entity's field number `i`.
+    fn self_field(&self, i: usize) -> TokenStream {
+        let id = &self.model.fields[i].ident;
+        quote!(&self.#id)
+    }
+}
+
 /// Whether a field is stored as a property: not a primary key field, not skipped.
 fn is_stored(field: &Field) -> bool {
     field.primary_key_use.is_none() && !matches!(field.codec, Codec::Skip | Codec::Others)

@@ -149,10 +149,7 @@ fn table_page(request: &Recorded) -> Reply {
 async fn list_tables_follows_odd_tokens_and_empty_pages() {
     let server = FakeServer::start(|request, _| table_page(request)).await;
     let engine = engine(&server);
-    let mut options = ListTablesOptions {
-        page_size: Some(1),
-        ..ListTablesOptions::default()
-    };
+    let mut options = ListTablesOptions::default().with_page_size(1);
     let mut names = Vec::new();
     for round in 0.. {
         assert!(

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tables_client::odata::batch;
 use tables_client::remote::{AccessToken, Credential, SasToken, TokenCredential};
 use tables_client::{
     DynamicEntity, ETag, Engine, Error, ErrorKind, Filter, IfMatch, QuerySpec, Result, WriteOp,
 };
+use tables_core::odata::batch;
 use tables_tests::fake_server::{FakeServer, Recorded, Reply};
 
 use crate::support::*;

@@ -31,11 +31,9 @@ pub(crate) fn ms(n: u64) -> Duration {
 /// The default policy with short backoffs (10 ms, at most 50 ms), so retried tests
 /// stay fast and a honoured server hint stands out from the backoff.
 pub(crate) fn fast_retry() -> RetryPolicy {
-    RetryPolicy {
-        initial_backoff: ms(10),
-        max_backoff: ms(50),
-        ..RetryPolicy::default()
-    }
+    RetryPolicy::default()
+        .with_initial_backoff(ms(10))
+        .with_max_backoff(ms(50))
 }
 
 /// SharedKey with the development key.
