@@ -31,7 +31,7 @@
 
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
-    DateTime, Entity, ErrorKind, IfMatch, PendingUpkeep, Table, TableServiceClient,
+    DateTime, Entity, ErrorKind, IfMatch, PendingUpkeep, Row, Table, TableServiceClient,
 };
 use tables_examples::{ensure, pending_intents, raw_rows, BoxResult, Example};
 

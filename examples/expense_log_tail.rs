@@ -11,7 +11,7 @@
 //! older ones.
 #![allow(clippy::print_stdout)]
 
-use tables_client::{DateTime, Entity, Table};
+use tables_client::{DateTime, Entity, Row, Table};
 use tables_examples::{ensure, BoxResult, Example};
 
 const TABLE: &str = "Expenses";

@@ -6,7 +6,7 @@
 #![allow(missing_docs)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use tables_client::{DateTime, DynamicEntity, Entity, Error, ErrorKind, Result, Value};
+use tables_client::{DateTime, DynamicEntity, Entity, Error, ErrorKind, Result, Row, Value};
 
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", rename_all = "PascalCase")]

@@ -31,7 +31,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use tables_client::mem::MemEngine;
 use tables_client::model::CopyIndex;
 use tables_client::{
-    DateTime, DynamicEntity, Engine, Entity, IndexKey, Key, Table, TableServiceClient, WriteOp,
+    DateTime, DynamicEntity, Engine, Entity, IndexKey, Key, Row, Table, TableServiceClient, WriteOp,
 };
 
 #[derive(Entity, Debug, Clone, PartialEq)]

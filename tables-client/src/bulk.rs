@@ -50,7 +50,7 @@ pub enum BulkMode {
 /// held and how it ended, so the caller can retry exactly the failed ones.
 ///
 /// ```
-/// use tables_client::{BulkMode, BulkReport, Entity, ErrorKind, Filter, QuerySpec, TableServiceClient, WriteOp};
+/// use tables_client::{BulkMode, BulkReport, Entity, ErrorKind, Filter, QuerySpec, Row, TableServiceClient, WriteOp};
 ///
 /// #[derive(Entity, Debug, Clone, PartialEq)]
 /// #[entity(partition_key = "{device}", row_key = "{reading:06}")]

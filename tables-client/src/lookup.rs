@@ -82,9 +82,9 @@ impl<T: Row> Table<T> {
             else {
                 return Ok(None);
             };
-            let current = T::decode(primary.clone())?;
+            let current = T::from_entity(primary.clone())?;
             let still_indexed = current
-                .copies_of(&primary)?
+                .index_copies(&primary)?
                 .iter()
                 .any(|c| c.name() == index && c.key() == key);
             return if still_indexed {
@@ -143,9 +143,9 @@ impl<T: Row> Table<T> {
 
     /// Whether `primary` still belongs to index entity `index` at `key`.
     fn lists(&self, primary: &DynamicEntity, index: &str, key: &EntityKey) -> Result<bool> {
-        let value = T::decode(primary.clone())?;
+        let value = T::from_entity(primary.clone())?;
         Ok(value
-            .entries_of()?
+            .index_entries()?
             .iter()
             .any(|e| e.name() == index && e.key() == key))
     }

@@ -230,7 +230,7 @@ impl<T: Row> Table<T> {
             .write_over(key, if_match, |stored| {
                 let mut row = stored.ok_or_else(|| not_found(&at, self.name()))?;
                 patch.apply(&mut row);
-                let value = T::decode(row.clone()).map_err(|err| {
+                let value = T::from_entity(row.clone()).map_err(|err| {
                     Error::new(
                         ErrorKind::InvalidInput,
                         format!(
@@ -296,7 +296,7 @@ impl<T: Row> Table<T> {
         let at = key.clone();
         self.write_over(key, IfMatch::Any, |stored| {
             let stored = stored.ok_or_else(|| not_found(&at, self.name()))?;
-            let mut value = T::decode(stored.clone())?;
+            let mut value = T::from_entity(stored.clone())?;
             change(&mut value);
             let row = encode_over::<T>(&value, stored)?;
             same_key(&at, &row)?;
@@ -340,13 +340,13 @@ impl<T: Row> Table<T> {
         let at = key.clone();
         self.write_over(key, IfMatch::Any, |stored| {
             let (mut value, stored) = match stored {
-                Some(stored) => (T::decode(stored.clone())?, Some(stored)),
+                Some(stored) => (T::from_entity(stored.clone())?, Some(stored)),
                 None => (insert(), None),
             };
             change(&mut value);
             let row = match stored {
                 Some(stored) => encode_over::<T>(&value, stored)?,
-                None => value.encode()?,
+                None => value.to_entity()?,
             };
             same_key(&at, &row)?;
             Ok((value, row))
@@ -371,7 +371,7 @@ impl<T: Row> Table<T> {
             };
             return self.write_item(Item::write(mode, value)?).await;
         }
-        let encoded = value.encode()?;
+        let encoded = value.to_entity()?;
         let key = encoded.key();
         let written = self
             .write_over(key.clone(), if_match, |stored| {
@@ -380,7 +380,7 @@ impl<T: Row> Table<T> {
                     None if upsert => encoded.clone(),
                     None => return Err(not_found(&key, self.name())),
                 };
-                Ok((T::decode(row.clone())?, row))
+                Ok((T::from_entity(row.clone())?, row))
             })
             .await?;
         Ok(written.outcome)
@@ -443,7 +443,7 @@ fn not_found(key: &EntityKey, table: &str) -> Error {
 /// its type doesn't name are kept (all of them belong to a type with
 /// `other_properties`, whose row is then exactly its own).
 fn encode_over<T: Row>(value: &T, stored: DynamicEntity) -> Result<DynamicEntity> {
-    let encoded = value.encode()?;
+    let encoded = value.to_entity()?;
     Ok(overlay::<T>(&encoded, stored))
 }
 

@@ -222,7 +222,7 @@ pub(crate) fn versioned<T: Row>(mut row: DynamicEntity) -> Result<Versioned<T>> 
         .with_entity_key(row.key()));
     };
     Ok(Versioned {
-        value: T::decode(row)?,
+        value: T::from_entity(row)?,
         etag,
         timestamp,
     })

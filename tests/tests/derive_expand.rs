@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use tables_client::key::{encode_signed, reverse_ticks_key, ticks_key};
 use tables_client::model::{IndexKind, KeyInt, KeyRange, KeyText, StoredAs};
 use tables_client::{
-    DateTime, DynamicEntity, EdmType, Entity, EntityKey, EntityUnion, ErrorKind, Property, Value,
+    DateTime, DynamicEntity, EdmType, Entity, EntityKey, EntityUnion, ErrorKind, Property, Row,
+    Value,
 };
 use uuid::Uuid;
 
@@ -625,7 +626,7 @@ enum Strict {
 
 #[test]
 fn unions_pick_the_variant_the_row_names() {
-    assert_eq!(Sales::KINDS, ["Employee", "Reading"]);
+    assert_eq!(Sales::VARIANT_KINDS, ["Employee", "Reading"]);
     let rows = [jones().to_entity().unwrap(), reading().to_entity().unwrap()];
     let decoded: Vec<Sales> = rows
         .iter()

@@ -485,7 +485,7 @@ async fn department_and_employees_in_one_partition_decode_through_a_union(engine
         other => panic!("expected the catch-all, got {other:?}"),
     }
     assert_eq!(
-        <SalesPartition as EntityUnion>::KINDS,
+        <SalesPartition as EntityUnion>::VARIANT_KINDS,
         ["Employee", "Department"]
     );
     // What a typed table of each reads: the union with a catch-all reads every kind.

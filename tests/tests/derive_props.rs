@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use tables_client::key::cmp_ordinal;
-use tables_client::{DateTime, Entity, Property};
+use tables_client::{DateTime, Entity, Property, Row};
 use uuid::Uuid;
 
 #[derive(Property, Debug, Clone, Copy, PartialEq, Eq)]

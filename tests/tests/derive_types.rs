@@ -13,7 +13,7 @@ use chrono::NaiveDate;
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 use tables_client::key::cmp_ordinal;
-use tables_client::{Entity, ErrorKind, Value};
+use tables_client::{Entity, ErrorKind, Row, Value};
 
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(partition_key = "p", row_key = "{id:010}")]

@@ -101,7 +101,7 @@ async fn loaded(n: usize) -> Result<TableServiceClient> {
             value: i as f64 * 0.5,
             sensor: format!("sensor-{:04}-north-wing-floor-{}", i % 97, i % 7),
         };
-        batch.push(WriteOp::Insert(reading.encode()?));
+        batch.push(WriteOp::Insert(reading.to_entity()?));
         if batch.len() == 100 || (i + 1) % PER_PARTITION == 0 || i + 1 == n {
             engine.submit_batch("Readings", &batch).await?;
             batch.clear();

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use tables_client::mem::{CallKind, Fault, MemEngine, MemOptions};
 use tables_client::{
     BulkMode, BulkReport, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, Filter, QuerySpec,
-    Result, TableServiceClient, WriteOp, WriteOutcome,
+    Result, Row, TableServiceClient, WriteOp, WriteOutcome,
 };
 use tables_tests::{Forward, Forwarding};
 

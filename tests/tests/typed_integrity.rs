@@ -19,7 +19,7 @@ use support::{
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
     BulkMode, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Key,
-    OnNone, ReconcileReport, Result, RowChange, TableServiceClient, WriteOp, WriteOutcome,
+    OnNone, ReconcileReport, Result, Row, RowChange, TableServiceClient, WriteOp, WriteOutcome,
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::{Forward, Forwarding};

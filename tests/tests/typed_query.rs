@@ -29,8 +29,8 @@ use futures::{StreamExt, TryStreamExt};
 use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::KeyRange;
 use tables_client::{
-    col, ClientOptions, DynamicEntity, Entity, EntityKey, EntityUnion, ErrorKind, Origin,
-    PageToken, QueryPlan, Result, TableServiceClient, WriteOp,
+    col, ClientOptions, DynamicEntity, EntityKey, ErrorKind, Origin, PageToken, QueryPlan, Result,
+    Row, TableServiceClient, WriteOp,
 };
 use unchecked::unchecked_filter_text_narrows_like_a_typed_filter;
 

@@ -16,7 +16,7 @@ use support::{
 };
 use tables_client::mem::CallKind;
 use tables_client::{
-    CheckPhase, CheckToken, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Problem,
+    CheckPhase, CheckToken, DynamicEntity, Engine, EntityKey, ErrorKind, IfMatch, Problem, Row,
     TableServiceClient, WriteOp,
 };
 use tables_tests::read::{all_rows, get};

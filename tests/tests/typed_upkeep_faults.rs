@@ -29,7 +29,7 @@ use support::{
 };
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
-    DynamicEntity, Engine, Entity, ErrorKind, IfMatch, OnNone, Result, TableServiceClient,
+    DynamicEntity, Engine, ErrorKind, IfMatch, OnNone, Result, Row, TableServiceClient,
 };
 
 /// The primaries as comparable values.

@@ -27,7 +27,7 @@ use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::{primary_from_copy, row_role, RowRole};
 use tables_client::{
     DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, OnNone,
-    Result, TableServiceClient, Value, WriteOp,
+    Result, Row, TableServiceClient, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
 
@@ -861,10 +861,7 @@ async fn transactions_start_from_a_value_or_key(service: TableServiceClient) -> 
     assert_eq!(err.kind(), ErrorKind::InvalidKey);
     assert!(clerks.get(Clerk::key("Sales", 41)?).await?.is_none());
 
-    let keys: Vec<_> = hires
-        .iter()
-        .map(Entity::entity_key)
-        .collect::<Result<_>>()?;
+    let keys: Vec<_> = hires.iter().map(Row::entity_key).collect::<Result<_>>()?;
     clerks
         .transaction(&keys[0])
         .delete_all(keys.clone())

@@ -139,7 +139,7 @@ pub(crate) fn decode<T: Row>(row: DynamicEntity) -> Result<Versioned<T>> {
         .with_entity_key(key));
     };
     Ok(Versioned {
-        value: T::decode(row)?,
+        value: T::from_entity(row)?,
         etag,
         timestamp,
     })

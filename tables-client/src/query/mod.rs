@@ -32,7 +32,7 @@ impl<T: Row> Table<T> {
     ///
     /// ```
     /// use futures::TryStreamExt;
-    /// use tables_client::{Entity, TableServiceClient};
+    /// use tables_client::{Entity, Row, TableServiceClient};
     ///
     /// #[derive(Entity, Debug, Clone, PartialEq)]
     /// #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]

@@ -264,7 +264,7 @@ impl<T: Row> Table<T> {
     /// process), or to the end ([`IndexCheck::run`]).
     ///
     /// ```
-    /// use tables_client::{Entity, Problem, TableServiceClient, WriteOp};
+    /// use tables_client::{Entity, Problem, Row, TableServiceClient, WriteOp};
     ///
     /// #[derive(Entity, Debug, Clone, PartialEq)]
     /// #[entity(partition_key = "{department}", row_key = "empid_{id:06}")]

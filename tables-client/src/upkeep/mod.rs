@@ -109,10 +109,10 @@ impl Codec {
 }
 
 fn implied_of<T: Row>(row: &DynamicEntity) -> Result<Implied> {
-    let value = T::decode(row.clone())?;
+    let value = T::from_entity(row.clone())?;
     Ok(Implied {
-        copies: value.copies_of(row)?,
-        entries: value.entries_of()?,
+        copies: value.index_copies(row)?,
+        entries: value.index_entries()?,
     })
 }
 
@@ -142,7 +142,7 @@ impl Item {
     /// [`ErrorKind::InvalidInput`] when `T` must not write its kind (see
     /// [`check_writer`]); `value`'s encoding errors.
     pub(crate) fn write<T: Row>(mode: Mode, value: &T) -> Result<Item> {
-        let row = value.encode()?;
+        let row = value.to_entity()?;
         Item::write_row(mode, value, row)
     }
 
@@ -157,8 +157,8 @@ impl Item {
         let codec = Codec::of::<T>();
         let implied = if codec.indexed && !mode.merges() {
             Some(Implied {
-                copies: value.copies_of(&row)?,
-                entries: value.entries_of()?,
+                copies: value.index_copies(&row)?,
+                entries: value.index_entries()?,
             })
         } else {
             None

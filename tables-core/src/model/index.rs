@@ -103,7 +103,7 @@ impl IndexEntry {
     }
 }
 
-/// Builds index `index`'s copy of `primary` (a row from `Entity::to_entity`) at the
+/// Builds index `index`'s copy of `primary` (a row from `Row::to_entity`) at the
 /// given keys.
 pub fn index_copy(
     primary: &DynamicEntity,
@@ -197,7 +197,7 @@ fn not_a_copy(copy: &DynamicEntity) -> Error {
 }
 
 /// Turns a full index copy back into the primary row it was made from (keys,
-/// `EntityType` and properties as the primary has them), for `Entity::from_entity`.
+/// `EntityType` and properties as the primary has them), for `Row::from_entity`.
 ///
 /// # Errors
 ///

@@ -45,7 +45,7 @@ pub use typed_key::{
     PartitionOf,
 };
 
-use crate::entity::{DynamicEntity, EntityKey};
+use crate::entity::DynamicEntity;
 use crate::error::Result;
 use crate::value::Value;
 
@@ -93,18 +93,22 @@ pub const INDEX_ENTRY_MARK: char = '#';
 /// Starts the `EntityType` of rows the client keeps for itself (e.g. `$intent`).
 pub const SYSTEM_ROW_MARK: char = '$';
 
-/// A Rust type stored as table rows: implemented by `#[derive(Entity)]`.
-///
-/// The derive writes every method from the struct's `#[entity(..)]` attributes; see
-/// the `tables-client` crate docs for the attribute grammar and examples.
-pub trait Entity: Sized + Send + Sync + 'static {
-    /// The discriminator written as `EntityType` on every primary row.
-    const KIND: &'static str;
-    /// The version written as `EntityVersion` on every primary row.
-    const VERSION: u32;
+/// What a typed table holds, and its codec: implemented by `#[derive(Entity)]` and
+/// `#[derive(EntityUnion)]`, so one `Table<T>` serves both. [`Entity`] and
+/// [`EntityUnion`] add what is theirs (the kind and version of one type; the
+/// variants of a union).
+pub trait Row: Sized + Send + Sync + 'static {
+    /// The kinds of primary rows the type reads; `None` reads rows of every kind (a
+    /// union with a catch-all variant).
+    const KINDS: Option<&'static [&'static str]>;
 
-    /// The type's key design, properties and indexes.
-    fn schema() -> &'static EntitySchema;
+    /// Whether any of the entity types declares an index or index entity (so a
+    /// write needs index upkeep); known at compile time.
+    const HAS_INDEXES: bool;
+
+    /// The schemas of the entity types: one for an entity, one per variant for a
+    /// union.
+    fn schemas() -> Vec<&'static EntitySchema>;
 
     /// The primary row's key.
     ///
@@ -120,14 +124,14 @@ pub trait Entity: Sized + Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// As [`Entity::entity_key`]; [`crate::ErrorKind::InvalidValue`] or
+    /// As [`Row::entity_key`]; [`crate::ErrorKind::InvalidValue`] or
     /// [`crate::ErrorKind::PropertyValueTooLarge`] naming the field whose value can't
     /// be stored.
     fn to_entity(&self) -> Result<DynamicEntity>;
 
     /// Reads a primary row back: checks the discriminator (upgrading rows written by
-    /// an older version the type declares), parses the key fields back from the keys
-    /// and decodes every property.
+    /// an older version the type declares; a union picks the variant the row's tag
+    /// names), parses the key fields back from the keys and decodes every property.
     ///
     /// # Errors
     ///
@@ -137,26 +141,42 @@ pub trait Entity: Sized + Send + Sync + 'static {
     fn from_entity(entity: DynamicEntity) -> Result<Self>;
 
     /// The index copies (`index(..)`) this value implies, given its primary row (from
-    /// [`Entity::to_entity`]).
+    /// [`Row::to_entity`]); none for a union's catch-all variant.
     ///
     /// # Errors
     ///
-    /// As [`Entity::entity_key`], for the copies' keys.
+    /// As [`Row::entity_key`], for the copies' keys.
     fn index_copies(&self, primary: &DynamicEntity) -> Result<Vec<IndexCopy>> {
         let _ = primary;
         Ok(Vec::new())
     }
 
-    /// The index entries (`index_entity(..)`) this value belongs to.
+    /// The index entries (`index_entity(..)`) this value belongs to; none for a
+    /// union's catch-all variant.
     ///
     /// # Errors
     ///
-    /// As [`Entity::entity_key`], for the entries' keys.
+    /// As [`Row::entity_key`], for the entries' keys.
     fn index_entries(&self) -> Result<Vec<IndexEntry>> {
         Ok(Vec::new())
     }
+}
 
-    /// Whether [`Entity::from_entity`] can read a row written with `version`: the
+/// One Rust type stored as table rows: implemented by `#[derive(Entity)]`, beside
+/// [`Row`] (the codec).
+///
+/// The derive writes every item from the struct's `#[entity(..)]` attributes; see
+/// the `tables-client` crate docs for the attribute grammar and examples.
+pub trait Entity: Row {
+    /// The discriminator written as `EntityType` on every primary row.
+    const KIND: &'static str;
+    /// The version written as `EntityVersion` on every primary row.
+    const VERSION: u32;
+
+    /// The type's key design, properties and indexes.
+    fn schema() -> &'static EntitySchema;
+
+    /// Whether [`Row::from_entity`] can read a row written with `version`: the
     /// current version, or one the type upgrades from.
     fn decodes_version(version: u32) -> bool {
         version == Self::VERSION
@@ -164,104 +184,14 @@ pub trait Entity: Sized + Send + Sync + 'static {
 }
 
 /// An enum over several entity types sharing a table (heterogeneous partitions):
-/// implemented by `#[derive(EntityUnion)]`. Decoding picks the variant the row's
-/// `EntityType` names.
-pub trait EntityUnion: Sized + Send + Sync + 'static {
+/// implemented by `#[derive(EntityUnion)]`, beside [`Row`] (the codec, which
+/// dispatches to the variant). Decoding picks the variant the row's tag names.
+pub trait EntityUnion: Row {
     /// The kinds of the entity variants, in declaration order.
-    const KINDS: &'static [&'static str];
+    const VARIANT_KINDS: &'static [&'static str];
 
     /// The kind of this value's variant; `None` for the catch-all variant.
     fn kind(&self) -> Option<&'static str>;
-
-    /// The row's key.
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::entity_key`].
-    fn entity_key(&self) -> Result<Key<Self>>;
-
-    /// The row.
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::to_entity`].
-    fn to_entity(&self) -> Result<DynamicEntity>;
-
-    /// Decodes a row into the variant its `EntityType` names.
-    ///
-    /// # Errors
-    ///
-    /// [`crate::ErrorKind::Decode`] for a kind the union doesn't list (and it has no
-    /// catch-all variant), an index copy or entry, or any error of the variant's
-    /// [`Entity::from_entity`].
-    fn from_entity(entity: DynamicEntity) -> Result<Self>;
-
-    /// The variant's index copies ([`Entity::index_copies`]); none for the catch-all.
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::index_copies`].
-    fn index_copies(&self, primary: &DynamicEntity) -> Result<Vec<IndexCopy>>;
-
-    /// The variant's index entries ([`Entity::index_entries`]); none for the catch-all.
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::index_entries`].
-    fn index_entries(&self) -> Result<Vec<IndexEntry>>;
-}
-
-/// What a typed table holds: implemented by `#[derive(Entity)]` and
-/// `#[derive(EntityUnion)]`, so one `Table<T>` serves both. The methods repeat those
-/// of [`Entity`] and [`EntityUnion`] under other names (so calls on a value with
-/// both traits in scope stay unambiguous).
-pub trait Row: Sized + Send + Sync + 'static {
-    /// The kinds of primary rows the type reads; `None` reads rows of every kind (a
-    /// union with a catch-all variant).
-    const KINDS: Option<&'static [&'static str]>;
-
-    /// Whether any of the entity types declares an index or index entity (so a
-    /// write needs index upkeep); known at compile time.
-    const HAS_INDEXES: bool;
-
-    /// The schemas of the entity types: one for an entity, one per variant for a
-    /// union.
-    fn schemas() -> Vec<&'static EntitySchema>;
-
-    /// The row's key ([`Entity::entity_key`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::entity_key`].
-    fn key_of(&self) -> Result<EntityKey>;
-
-    /// The row ([`Entity::to_entity`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::to_entity`].
-    fn encode(&self) -> Result<DynamicEntity>;
-
-    /// Reads a primary row ([`Entity::from_entity`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::from_entity`].
-    fn decode(entity: DynamicEntity) -> Result<Self>;
-
-    /// The index copies ([`Entity::index_copies`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::index_copies`].
-    fn copies_of(&self, primary: &DynamicEntity) -> Result<Vec<IndexCopy>>;
-
-    /// The index entries ([`Entity::index_entries`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Entity::index_entries`].
-    fn entries_of(&self) -> Result<Vec<IndexEntry>>;
 }
 
 /// What a stored row is, by its `EntityType`.

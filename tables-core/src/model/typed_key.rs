@@ -191,7 +191,8 @@ impl<T: Contains<E>, E> PartitionOf<T> for &Key<E> {
 
 impl<T: Contains<E>, E: Row> PartitionOf<T> for &E {
     fn into_partition_key(self) -> crate::Result<String> {
-        self.key_of().map(|key| key.partition_key)
+        self.entity_key()
+            .map(|key| key.into_entity_key().partition_key)
     }
 }
 

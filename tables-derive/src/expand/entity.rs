@@ -1,5 +1,5 @@
-//! `impl Entity`: keys, encoding to a `DynamicEntity`, decoding (with upgrades from
-//! older versions) and the compile-time checks of `upgrade_from`.
+//! `impl Entity` and its `impl Row`: keys, encoding to a `DynamicEntity`, decoding
+//! (with upgrades from older versions) and the compile-time checks of `upgrade_from`.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -11,7 +11,7 @@ use super::schema::schema_static;
 use super::{indexes, is_stored, Ctx};
 use crate::model::{Codec, DefaultValue, Field, TypeShape};
 
-/// The `impl Entity for X` block.
+/// The `impl Entity for X` and `impl Row for X` blocks.
 pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let model = cx.model;
     let p = &cx.private;
@@ -28,7 +28,17 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let row = super::row::row_impl(
         p,
         ident,
-        &super::row::of_entity(p, !model.indexes.is_empty()),
+        &super::row::of_entity(
+            p,
+            !model.indexes.is_empty(),
+            quote! {
+                #entity_key
+                #to_entity
+                #from_entity
+                #index_copies
+                #index_entries
+            },
+        ),
     );
     Ok(quote! {
         #[automatically_derived]
@@ -40,11 +50,6 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
                 &#schema
             }
 
-            #entity_key
-            #to_entity
-            #from_entity
-            #index_copies
-            #index_entries
             #decodes_version
         }
 
@@ -61,7 +66,7 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     })
 }
 
-/// `&self.field`: the reference key writers take.
+/// `fn entity_key`: the primary row's typed key.
 fn entity_key(cx: &Ctx<'_>) -> TokenStream {
     let model = cx.model;
     let p = &cx.private;
@@ -215,7 +220,7 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let upgrades = model.upgrade_from.iter().map(|older| {
         quote! {
             if <#older as #p::Entity>::decodes_version(__version) {
-                return <#older as #p::Entity>::from_entity(entity)
+                return <#older as #p::Row>::from_entity(entity)
                     .map(::core::convert::Into::into);
             }
         }

@@ -47,7 +47,7 @@ pub(crate) fn index_entries(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     };
     Ok(quote! {
         fn index_entries(&self) -> #p::Result<::std::vec::Vec<#p::IndexEntry>> {
-            let __primary = <Self as #p::Entity>::entity_key(self)?.into_entity_key();
+            let __primary = <Self as #p::Row>::entity_key(self)?.into_entity_key();
             let mut __rows = ::std::vec::Vec::with_capacity(#count);
             #rows
             ::core::result::Result::Ok(__rows)

@@ -1,30 +1,30 @@
-//! `impl Row`: the one trait `Table<T>` needs, delegating to the `Entity` or
-//! `EntityUnion` impl the derive also generates.
+//! `impl Row`: the codec `Table<T>` runs, generated beside `impl Entity` or
+//! `impl EntityUnion` (which add only what is theirs).
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// Which trait the `Row` impl delegates to, with the `KINDS` and `schemas()`
-/// expressions.
-pub(crate) struct RowSource {
-    /// `Entity` or `EntityUnion`.
-    pub(crate) via: TokenStream,
+/// What an `impl Row` is made of.
+pub(crate) struct RowParts {
     /// `Option<&'static [&'static str]>`.
     pub(crate) kinds: TokenStream,
     /// A `bool` constant expression.
     pub(crate) has_indexes: TokenStream,
     /// `Vec<&'static EntitySchema>`.
     pub(crate) schemas: TokenStream,
+    /// The codec methods: `entity_key`, `to_entity`, `from_entity` and, where the
+    /// trait's defaults don't do, `index_copies` and `index_entries`.
+    pub(crate) codec: TokenStream,
 }
 
-/// `impl Row for ident`, delegating every method to `source.via`.
-pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, source: &RowSource) -> TokenStream {
-    let RowSource {
-        via,
+/// `impl Row for ident`.
+pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, parts: &RowParts) -> TokenStream {
+    let RowParts {
         kinds,
         has_indexes,
         schemas,
-    } = source;
+        codec,
+    } = parts;
     quote! {
         #[automatically_derived]
         impl #p::Row for #ident {
@@ -35,54 +35,38 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, source: &RowSource) 
                 #schemas
             }
 
-            fn key_of(&self) -> #p::Result<#p::EntityKey> {
-                <Self as #p::#via>::entity_key(self).map(#p::Key::into_entity_key)
-            }
-
-            fn encode(&self) -> #p::Result<#p::DynamicEntity> {
-                <Self as #p::#via>::to_entity(self)
-            }
-
-            fn decode(entity: #p::DynamicEntity) -> #p::Result<Self> {
-                <Self as #p::#via>::from_entity(entity)
-            }
-
-            fn copies_of(
-                &self,
-                primary: &#p::DynamicEntity,
-            ) -> #p::Result<::std::vec::Vec<#p::IndexCopy>> {
-                <Self as #p::#via>::index_copies(self, primary)
-            }
-
-            fn entries_of(&self) -> #p::Result<::std::vec::Vec<#p::IndexEntry>> {
-                <Self as #p::#via>::index_entries(self)
-            }
+            #codec
         }
     }
 }
 
-/// The `Row` source of an entity.
-pub(crate) fn of_entity(p: &TokenStream, has_indexes: bool) -> RowSource {
-    RowSource {
-        via: quote!(Entity),
+/// The `Row` of an entity with its codec methods.
+pub(crate) fn of_entity(p: &TokenStream, has_indexes: bool, codec: TokenStream) -> RowParts {
+    RowParts {
         has_indexes: quote!(#has_indexes),
         kinds: quote!(::core::option::Option::Some(&[<Self as #p::Entity>::KIND])),
         schemas: quote!(::std::vec![<Self as #p::Entity>::schema()]),
+        codec,
     }
 }
 
-/// The `Row` source of a union over `types`; a union with a catch-all reads every
-/// kind.
-pub(crate) fn of_union(p: &TokenStream, types: &[&syn::Type], has_other: bool) -> RowSource {
+/// The `Row` of a union over `types` with its codec methods; a union with a
+/// catch-all reads every kind.
+pub(crate) fn of_union(
+    p: &TokenStream,
+    types: &[&syn::Type],
+    has_other: bool,
+    codec: TokenStream,
+) -> RowParts {
     let kinds = if has_other {
         quote!(::core::option::Option::None)
     } else {
-        quote!(::core::option::Option::Some(<Self as #p::EntityUnion>::KINDS))
+        quote!(::core::option::Option::Some(<Self as #p::EntityUnion>::VARIANT_KINDS))
     };
-    RowSource {
-        via: quote!(EntityUnion),
+    RowParts {
         kinds,
         has_indexes: quote!(false #(|| <#types as #p::Row>::HAS_INDEXES)*),
         schemas: quote!(::std::vec![#(<#types as #p::Entity>::schema()),*]),
+        codec,
     }
 }

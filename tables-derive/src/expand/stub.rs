@@ -19,8 +19,8 @@ pub(crate) fn entity(
         return errors;
     }
     let p = quote!(#krate::__private);
-    let fail = fail(&p);
-    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p, false));
+    let codec = failing_codec(&p);
+    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p, false, codec));
     quote! {
         #errors
         const _: () = {
@@ -42,24 +42,30 @@ pub(crate) fn entity(
                     };
                     &__TABLES_SCHEMA
                 }
-
-                fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
-                    #fail
-                }
-
-                fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
-                    #fail
-                }
-
-                fn from_entity(entity: #p::DynamicEntity) -> #p::Result<Self> {
-                    let _ = entity;
-                    #fail
-                }
             }
 
             #row
             #inherent
         };
+    }
+}
+
+/// The `Row` codec of a stub: every method returns an error (and never runs).
+fn failing_codec(p: &TokenStream) -> TokenStream {
+    let fail = fail(p);
+    quote! {
+        fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
+            #fail
+        }
+
+        fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
+            #fail
+        }
+
+        fn from_entity(entity: #p::DynamicEntity) -> #p::Result<Self> {
+            let _ = entity;
+            #fail
+        }
     }
 }
 
@@ -81,42 +87,17 @@ pub(crate) fn union(
         return errors;
     }
     let p = quote!(#krate::__private);
-    let fail = fail(&p);
-    let row = super::row::row_impl(&p, ident, &super::row::of_union(&p, &[], true));
+    let codec = failing_codec(&p);
+    let row = super::row::row_impl(&p, ident, &super::row::of_union(&p, &[], true, codec));
     quote! {
         #errors
         const _: () = {
             #[automatically_derived]
             impl #p::EntityUnion for #ident {
-                const KINDS: &'static [&'static str] = &[];
+                const VARIANT_KINDS: &'static [&'static str] = &[];
 
                 fn kind(&self) -> ::core::option::Option<&'static str> {
                     ::core::option::Option::None
-                }
-
-                fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
-                    #fail
-                }
-
-                fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
-                    #fail
-                }
-
-                fn from_entity(entity: #p::DynamicEntity) -> #p::Result<Self> {
-                    let _ = entity;
-                    #fail
-                }
-
-                fn index_copies(
-                    &self,
-                    primary: &#p::DynamicEntity,
-                ) -> #p::Result<::std::vec::Vec<#p::IndexCopy>> {
-                    let _ = primary;
-                    #fail
-                }
-
-                fn index_entries(&self) -> #p::Result<::std::vec::Vec<#p::IndexEntry>> {
-                    #fail
                 }
             }
 

@@ -320,14 +320,21 @@ fn entity_expansion_has_the_generated_api() {
     assert!(has_attr(&entity_impl[0].attrs, "automatically_derived"));
     assert_eq!(
         names(&fn_sigs(entity_impl[0])),
+        ["schema", "decodes_version"]
+    );
+    // The codec is `Row`'s alone: nothing forwards from one trait to the other.
+    let row_impl = impls(&items, Some("Row"));
+    assert_eq!(row_impl.len(), 1);
+    assert!(has_attr(&row_impl[0].attrs, "automatically_derived"));
+    assert_eq!(
+        names(&fn_sigs(row_impl[0])),
         [
-            "schema",
+            "schemas",
             "entity_key",
             "to_entity",
             "from_entity",
             "index_copies",
             "index_entries",
-            "decodes_version",
         ]
     );
 }
@@ -440,10 +447,10 @@ fn a_minimal_entity_overrides_no_index_methods() {
     model.fields.truncate(2);
     model.partition_key = template("", vec![]);
     let items = block_items(entity(&model));
-    let entity_impl = impls(&items, Some("Entity"));
+    let row_impl = impls(&items, Some("Row"));
     assert_eq!(
-        names(&fn_sigs(entity_impl[0])),
-        ["schema", "entity_key", "to_entity", "from_entity"]
+        names(&fn_sigs(row_impl[0])),
+        ["schemas", "entity_key", "to_entity", "from_entity"]
     );
     let text = quote!(#(#items)*).to_string();
     // No properties: no slots, no `mut entity`, no name cache.
@@ -485,10 +492,12 @@ fn union_expansion() {
     let items = block_items(union(&union_model(true)));
     let union_impl = impls(&items, Some("EntityUnion"));
     assert_eq!(union_impl.len(), 1);
+    assert_eq!(names(&fn_sigs(union_impl[0])), ["kind"]);
+    let row_impl = impls(&items, Some("Row"));
     assert_eq!(
-        names(&fn_sigs(union_impl[0])),
+        names(&fn_sigs(row_impl[0])),
         [
-            "kind",
+            "schemas",
             "entity_key",
             "to_entity",
             "from_entity",

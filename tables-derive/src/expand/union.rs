@@ -48,11 +48,6 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
             ))
         },
     };
-    let row = super::row::row_impl(
-        &p,
-        ident,
-        &super::row::of_union(&p, &types, other.is_some()),
-    );
     let from_other = other.map(|other| {
         quote! {
             #[automatically_derived]
@@ -63,24 +58,10 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
             }
         }
     });
-    let assert_message = lit(&format!(
-        "two variants of `{ident}` have the same kind: each variant's type needs its own #[entity(kind = \"..\")]"
-    ));
-    quote! {
-        #[automatically_derived]
-        impl #p::EntityUnion for #ident {
-            const KINDS: &'static [&'static str] = &[#(<#types as #p::Entity>::KIND),*];
-
-            fn kind(&self) -> ::core::option::Option<&'static str> {
-                match self {
-                    #(#ident::#variants(_) => ::core::option::Option::Some(<#types as #p::Entity>::KIND),)*
-                    #kind_other
-                }
-            }
-
+    let codec = quote! {
             fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
                 match self {
-                    #(#ident::#variants(__value) => <#types as #p::Entity>::entity_key(__value)
+                    #(#ident::#variants(__value) => <#types as #p::Row>::entity_key(__value)
                         .map(#p::Key::into_key_of),)*
                     #key_other
                 }
@@ -88,7 +69,7 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
 
             fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
                 match self {
-                    #(#ident::#variants(__value) => <#types as #p::Entity>::to_entity(__value),)*
+                    #(#ident::#variants(__value) => <#types as #p::Row>::to_entity(__value),)*
                     #to_other
                 }
             }
@@ -99,7 +80,7 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
                 // The first variant whose tag the row carries.
                 #(
                     if <#types as #p::Entity>::schema().is_tagged(&entity) {
-                        return <#types as #p::Entity>::from_entity(entity).map(#ident::#variants);
+                        return <#types as #p::Row>::from_entity(entity).map(#ident::#variants);
                     }
                 )*
                 #fallback
@@ -110,15 +91,35 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
                 primary: &#p::DynamicEntity,
             ) -> #p::Result<::std::vec::Vec<#p::IndexCopy>> {
                 match self {
-                    #(#ident::#variants(__value) => <#types as #p::Entity>::index_copies(__value, primary),)*
+                    #(#ident::#variants(__value) => <#types as #p::Row>::index_copies(__value, primary),)*
                     #empty_arm
                 }
             }
 
             fn index_entries(&self) -> #p::Result<::std::vec::Vec<#p::IndexEntry>> {
                 match self {
-                    #(#ident::#variants(__value) => <#types as #p::Entity>::index_entries(__value),)*
+                    #(#ident::#variants(__value) => <#types as #p::Row>::index_entries(__value),)*
                     #empty_arm
+                }
+            }
+    };
+    let row = super::row::row_impl(
+        &p,
+        ident,
+        &super::row::of_union(&p, &types, other.is_some(), codec),
+    );
+    let assert_message = lit(&format!(
+        "two variants of `{ident}` have the same kind: each variant's type needs its own #[entity(kind = \"..\")]"
+    ));
+    quote! {
+        #[automatically_derived]
+        impl #p::EntityUnion for #ident {
+            const VARIANT_KINDS: &'static [&'static str] = &[#(<#types as #p::Entity>::KIND),*];
+
+            fn kind(&self) -> ::core::option::Option<&'static str> {
+                match self {
+                    #(#ident::#variants(_) => ::core::option::Option::Some(<#types as #p::Entity>::KIND),)*
+                    #kind_other
                 }
             }
         }
@@ -145,7 +146,7 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
         )*
 
         const _: () = ::core::assert!(
-            #p::kinds_distinct(<#ident as #p::EntityUnion>::KINDS),
+            #p::kinds_distinct(<#ident as #p::EntityUnion>::VARIANT_KINDS),
             #assert_message
         );
     }

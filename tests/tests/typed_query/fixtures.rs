@@ -98,8 +98,8 @@ pub(crate) fn unique(prefix: &str) -> String {
 /// Writes `value` as the typed writes do: the primary with its same-partition copies
 /// in one batch, then its copies in other partitions and tables.
 pub(crate) async fn put<T: Row>(engine: &dyn Engine, table: &str, value: &T) -> Result<()> {
-    let primary = value.encode()?;
-    let copies = value.copies_of(&primary)?;
+    let primary = value.to_entity()?;
+    let copies = value.index_copies(&primary)?;
     let mut batch = vec![WriteOp::Insert(primary)];
     let mut elsewhere = Vec::new();
     for copy in copies {

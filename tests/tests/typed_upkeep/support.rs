@@ -186,8 +186,8 @@ pub(crate) async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Ve
     }
     let mut expected = IndexState::default();
     for primary in &primaries {
-        let value = T::decode(primary.clone())?;
-        for copy in value.copies_of(primary)? {
+        let value = T::from_entity(primary.clone())?;
+        for copy in value.index_copies(primary)? {
             let located = (copy.table().unwrap_or(table).to_owned(), copy.key());
             let previous = expected
                 .copies
@@ -197,7 +197,7 @@ pub(crate) async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Ve
                 "two primaries imply the copy {located:?}"
             );
         }
-        for entry in value.entries_of()? {
+        for entry in value.index_entries()? {
             let located = (
                 entry.table().unwrap_or(table).to_owned(),
                 entry.key().clone(),

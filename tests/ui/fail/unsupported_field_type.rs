@@ -1,4 +1,4 @@
-use tables_client::{Entity, Property};
+use tables_client::{Entity, Property, Row};
 
 #[derive(Entity)]
 #[entity(partition_key = "{department}", row_key = "empid_{employee_id:06}")]

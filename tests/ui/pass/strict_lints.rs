@@ -9,7 +9,7 @@
     clippy::all
 )]
 
-use tables_client::{DateTime, DynamicEntity, Entity, EntityUnion, Property};
+use tables_client::{DateTime, DynamicEntity, Entity, EntityUnion, Property, Row};
 
 /// Where an employee stands.
 #[derive(Property, Debug, Clone, Copy, PartialEq, Eq)]
