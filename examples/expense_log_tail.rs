@@ -5,7 +5,7 @@
 //! ```
 //!
 //! An employee's expenses live in one partition under
-//! `(<employee id>, <inverted ticks of submitted>_<number>)`. The inverted ticks
+//! `(<employee id>, <reverse ticks of submitted>_<number>)`. The reverse ticks
 //! (`{submitted:rticks}`) make the newest expense sort first, so "the 10 most
 //! recent" is simply the first 10 rows of the partition: no sort, no scan of the
 //! older ones.
@@ -113,7 +113,7 @@ async fn expense_log_tail(example: Example) -> BoxResult<()> {
     )?;
 
     // 3. A time window, still newest first: the derive's range helper turns a range
-    //    of instants into a RowKey range (inverted, so the bounds swap).
+    //    of instants into a RowKey range (reversed, so the bounds swap).
     let day = |d| DateTime::from_ymd_hms(2024, 1, d, 0, 0, 0).ok_or("bad day");
     let (from, until) = (day(3)?, day(5)?);
     let window = Expense::submitted_range(from..until)?;

@@ -91,7 +91,7 @@ async fn signin_per_day(example: Example) -> BoxResult<()> {
     println!("\n2. Recorded {written} sign-ins over 7 days, each in its day's table.");
 
     // 3. Read one user's sign-ins of one day: a partition of a small table, newest
-    //    first thanks to the inverted ticks.
+    //    first thanks to the reverse ticks.
     let march_5 = days.table::<SignIn>(day(5)?);
     let raj = march_5.query().partition("raj").collect().await?;
     let hours: Vec<u32> = raj.iter().map(|s| s.at.to_ymd_hms().3).collect();

@@ -69,9 +69,9 @@ pub mod model {
         IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt,
         KeyOf, KeyRange, KeyText, KeyTime, ListIndex, ListIndexKeyOf, Operand, OtherProperties,
         PartitionOf, Property, PropertySchema, Row, RowRole, StoredAs, Tag, TagValue, TypedColumn,
-        DATE_KEY_WIDTH, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK,
-        INDEX_ENTRY_MARK, MAX_DATE_YEAR, MIN_DATE_YEAR, PRIMARY_PARTITION_KEY_PROPERTY,
-        PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
+        ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK,
+        PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES,
+        SYSTEM_ROW_MARK,
     };
 }
 

@@ -193,14 +193,15 @@ pub(crate) enum KeyForm {
     Signed,
     /// `{field:ticks}`: 19-digit ticks since 0001-01-01 (trait `KeyTime`).
     Ticks,
-    /// `{field:rticks}`: 19-digit inverted ticks, newest first (trait `KeyTime`).
+    /// `{field:rticks}`: 19-digit reverse ticks, newest first (trait `KeyTime`).
     ReverseTicks,
     /// `{field}` on a calendar date: `yyyy-MM-dd` (trait `KeyDate`).
     Date,
 }
 
 impl KeyForm {
-    /// The width in bytes of the written form, `None` when variable.
+    /// The width in bytes of the written form, `None` when variable. The derive
+    /// can't depend on `tables-core`; a test ties these to its key forms.
     pub(crate) fn fixed_width(self) -> Option<usize> {
         match self {
             KeyForm::Text => None,
@@ -288,4 +289,25 @@ pub(crate) enum PropertyBody {
         ty: Box<syn::Type>,
         shape: TypeShape,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyForm;
+    use tables_core::key;
+
+    #[test]
+    fn key_widths_are_the_key_forms_of_core() {
+        assert_eq!(KeyForm::Text.fixed_width(), None);
+        assert_eq!(KeyForm::Uuid.fixed_width(), Some(key::UUID_KEY_WIDTH));
+        assert_eq!(KeyForm::Padded(7).fixed_width(), Some(7));
+        assert_eq!(KeyForm::Signed.fixed_width(), Some(key::SIGNED_KEY_WIDTH));
+        assert_eq!(KeyForm::Ticks.fixed_width(), Some(key::TICKS_KEY_WIDTH));
+        assert_eq!(
+            KeyForm::ReverseTicks.fixed_width(),
+            Some(key::TICKS_KEY_WIDTH)
+        );
+        assert_eq!(KeyForm::Date.fixed_width(), Some(key::DATE_KEY_WIDTH));
+        assert_eq!(crate::attr::template::MAX_WIDTH, key::MAX_PADDED_WIDTH);
+    }
 }

@@ -366,7 +366,7 @@ async fn reviews_of_one_employee_by_compound_key(engine: &dyn Engine) {
     assert!(range.contains("empid_000123_2013") && !range.contains("empid_000123_2012"));
 }
 
-/// The guide's log tail: inverted ticks so `$top=10` returns the newest.
+/// The guide's log tail: reverse ticks so `$top=10` returns the newest.
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(
     partition_key = "{employee_id}",

@@ -196,7 +196,7 @@ proptest! {
     }
 
     #[test]
-    fn rticks_ranges_hold_exactly_the_times_in_range(lo in datetime(), hi in datetime(), x in datetime()) {
+    fn reverse_ticks_ranges_hold_exactly_the_times_in_range(lo in datetime(), hi in datetime(), x in datetime()) {
         let range = Sorts::at_range(7, -3, lo..hi).unwrap();
         let key = Sorts::row_key(7, -3, x).unwrap();
         prop_assert_eq!(range.contains(&key), (lo..hi).contains(&x));

@@ -1,9 +1,9 @@
 //! The filter builder: typed comparisons on named columns and boolean combinators.
 
-use std::ops::{BitAnd, BitOr, Not};
+use std::ops::{BitAnd, BitOr, Bound, Not};
 
 use crate::filter::ast::{CmpOp, Filter, UncheckedFilter};
-use crate::key::prefix_range;
+use crate::key::{prefix_range, KeyRange};
 use crate::value::Value;
 
 /// The property name of the PartitionKey.
@@ -129,10 +129,7 @@ impl Column {
     /// assert_eq!(f.to_odata(), "RowKey ge 'email_a' and RowKey lt 'email_b'");
     /// ```
     pub fn starts_with(&self, prefix: &str) -> Filter {
-        match prefix_range(prefix) {
-            (ge, Some(lt)) => self.range(ge, lt),
-            (ge, None) => self.ge(ge),
-        }
+        prefix_range(prefix).filter_on(self)
     }
 }
 
@@ -246,6 +243,39 @@ impl Not for Filter {
     /// `not self`.
     fn not(self) -> Filter {
         self.negate()
+    }
+}
+
+/// The filters of a key range: what a query for the range sends.
+impl KeyRange {
+    /// The filter `column` within the range (`ge`/`gt` and `le`/`lt` comparisons). A
+    /// range with no bounds gives `column ge ''`, which every key satisfies.
+    pub fn filter_on(&self, column: &Column) -> Filter {
+        let low = match &self.start {
+            Bound::Included(s) => Some(column.ge(s.as_str())),
+            Bound::Excluded(s) => Some(column.gt(s.as_str())),
+            Bound::Unbounded => None,
+        };
+        let high = match &self.end {
+            Bound::Included(e) => Some(column.le(e.as_str())),
+            Bound::Excluded(e) => Some(column.lt(e.as_str())),
+            Bound::Unbounded => None,
+        };
+        match (low, high) {
+            (Some(low), Some(high)) => low.and(high),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => column.ge(""),
+        }
+    }
+
+    /// The filter on `RowKey`.
+    pub fn row_key_filter(&self) -> Filter {
+        self.filter_on(&Column::row_key())
+    }
+
+    /// The filter on `PartitionKey`.
+    pub fn partition_key_filter(&self) -> Filter {
+        self.filter_on(&Column::partition_key())
     }
 }
 

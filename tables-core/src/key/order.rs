@@ -61,43 +61,10 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
         .map(|offset| start + offset)
 }
 
-/// The `[ge, lt)` bounds of the strings that start with `prefix`, in ordinal
-/// ([`cmp_ordinal`]) order.
-///
-/// For every string `s`: `s.starts_with(prefix)` if and only if `ge <= s` and (when
-/// `lt` is `Some`) `s < lt`. `lt` is `None` when no upper bound is needed: for the
-/// empty prefix, and for a prefix made only of U+FFFF (the greatest character in
-/// UTF-16 order). Use it to express "starts with" in a `$filter`, which has no
-/// string functions.
-///
-/// ```
-/// use tables_core::key::prefix_range;
-///
-/// assert_eq!(
-///     prefix_range("email_a"),
-///     ("email_a".to_owned(), Some("email_b".to_owned()))
-/// );
-/// assert_eq!(prefix_range(""), (String::new(), None));
-/// // U+D7FF is followed, in UTF-16 order, by the supplementary characters.
-/// assert_eq!(prefix_range("x\u{D7FF}").1.as_deref(), Some("x\u{10000}"));
-/// ```
-pub fn prefix_range(prefix: &str) -> (String, Option<String>) {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    // Strip trailing greatest characters, then step the last one to its successor.
-    while let Some(&last) = chars.last() {
-        chars.pop();
-        if let Some(next) = ordinal_successor(last) {
-            chars.push(next);
-            return (prefix.to_owned(), Some(chars.into_iter().collect()));
-        }
-    }
-    (prefix.to_owned(), None)
-}
-
 /// The next character in UTF-16 code-unit order: U+0000..=U+D7FF, then the
 /// supplementary characters U+10000..=U+10FFFF, then U+E000..=U+FFFF. `None` for
 /// U+FFFF, the greatest.
-fn ordinal_successor(c: char) -> Option<char> {
+pub(crate) fn ordinal_successor(c: char) -> Option<char> {
     let next = match u32::from(c) {
         0xD7FF => 0x1_0000,
         0x10_FFFF => 0xE000,
@@ -110,6 +77,17 @@ fn ordinal_successor(c: char) -> Option<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::prefix_range;
+    use std::ops::Bound;
+
+    /// The exclusive upper bound of [`prefix_range`], if any.
+    fn upper(prefix: &str) -> Option<String> {
+        match prefix_range(prefix).end {
+            Bound::Excluded(end) => Some(end),
+            Bound::Unbounded => None,
+            Bound::Included(end) => panic!("an inclusive end {end:?}"),
+        }
+    }
     use proptest::prelude::*;
 
     fn utf16_cmp(a: &str, b: &str) -> Ordering {
@@ -167,14 +145,17 @@ mod tests {
 
     #[test]
     fn prefix_range_examples() {
-        assert_eq!(prefix_range("a").1.as_deref(), Some("b"));
-        assert_eq!(prefix_range("a\u{FFFF}").1.as_deref(), Some("b"));
-        assert_eq!(prefix_range("\u{FFFF}\u{FFFF}").1, None);
-        assert_eq!(prefix_range("\u{10FFFF}").1.as_deref(), Some("\u{E000}"));
-        assert_eq!(prefix_range("\u{10000}").1.as_deref(), Some("\u{10001}"));
+        assert_eq!(upper("a").as_deref(), Some("b"));
+        assert_eq!(upper("a\u{FFFF}").as_deref(), Some("b"));
+        assert_eq!(upper("\u{FFFF}\u{FFFF}"), None);
+        assert_eq!(upper("\u{10FFFF}").as_deref(), Some("\u{E000}"));
+        assert_eq!(upper("\u{10000}").as_deref(), Some("\u{10001}"));
         assert_eq!(
             prefix_range("empid_000123"),
-            ("empid_000123".to_owned(), Some("empid_000124".to_owned()))
+            crate::key::KeyRange::new(
+                Bound::Included("empid_000123".to_owned()),
+                Bound::Excluded("empid_000124".to_owned())
+            )
         );
     }
 
@@ -200,7 +181,7 @@ mod tests {
             tail in interesting_string(),
             other in interesting_string(),
         ) {
-            let (ge, lt) = prefix_range(&prefix);
+            let (ge, lt) = (prefix.clone(), upper(&prefix));
             let inside = |s: &str| {
                 utf16_cmp(&ge, s) != Ordering::Greater
                     && lt.as_deref().map_or(true, |lt| utf16_cmp(s, lt) == Ordering::Less)

@@ -87,20 +87,11 @@ impl KeyText for char {
 
 impl KeyText for uuid::Uuid {
     fn write_key_text(&self, out: &mut String) {
-        let mut buffer = uuid::Uuid::encode_buffer();
-        out.push_str(self.hyphenated().encode_lower(&mut buffer));
+        crate::key::form::uuid::write(out, self);
     }
 
     fn from_key_text(text: &str) -> Result<uuid::Uuid> {
-        // Only the exact form `write_key_text` writes: anything else would give a
-        // second key for the same value.
-        match uuid::Uuid::try_parse(text) {
-            Ok(id) if text.len() == 36 && !text.bytes().any(|b| b.is_ascii_uppercase()) => Ok(id),
-            _ => Err(Error::new(
-                ErrorKind::Decode,
-                format!("{text:?} is not a lowercase hyphenated UUID (36 characters)"),
-            )),
-        }
+        crate::key::form::uuid::read(text)
     }
 }
 

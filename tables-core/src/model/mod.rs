@@ -11,6 +11,7 @@
 
 mod codec;
 mod column;
+#[cfg(any(feature = "chrono", feature = "time"))]
 mod date;
 #[cfg(feature = "bytes")]
 mod ext_bytes;
@@ -30,13 +31,12 @@ mod schema;
 mod tag;
 mod typed_key;
 
+pub use crate::key::KeyRange;
 pub use codec::OtherProperties;
 pub use column::{Filterable, Operand, TypedColumn};
-pub use date::{DATE_KEY_WIDTH, MAX_DATE_YEAR, MIN_DATE_YEAR};
 pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
 pub use keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 pub use property::Property;
-pub use range::KeyRange;
 pub use registry::check_writer;
 pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
 pub use tag::{kind_of, rows_filter, Tag, TagValue};
@@ -60,12 +60,12 @@ pub mod __private {
     pub use super::index::{index_copy, index_entry_for};
     pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
     pub use super::range::{
-        prefix_str, range_date, range_padded, range_rticks, range_signed, range_str, range_ticks,
-        range_uuid,
+        prefix_str, range_date, range_padded, range_reverse_ticks, range_signed, range_str,
+        range_ticks, range_uuid,
     };
     pub use super::reader::{
         finish_partition_key, finish_row_key, write_date, write_literal, write_padded,
-        write_rticks, write_signed, write_str_part, write_text, write_ticks, KeyReader,
+        write_reverse_ticks, write_signed, write_str_part, write_text, write_ticks, KeyReader,
     };
     pub use super::registry::Registration;
     pub use inventory;

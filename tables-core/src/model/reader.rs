@@ -1,16 +1,11 @@
-//! Writing key parts into a key, and reading them back (generated code calls these).
-
-use std::fmt::Write as _;
+//! Writing key parts into a key, and reading them back (generated code calls these):
+//! the glue between a field's codec and its key form in [`crate::key::form`].
 
 use crate::datetime::DateTime;
 use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::{
-    decode_reverse_ticks_key, decode_signed, decode_ticks_key, is_forbidden_key_char, parse_padded,
-    validate_partition_key, validate_row_key, write_reverse_ticks_key, write_signed_key,
-    write_ticks_key, SIGNED_KEY_WIDTH, TICKS_KEY_WIDTH,
-};
-use crate::model::date::{parse_date_text, write_date_text, DATE_KEY_WIDTH};
+use crate::key::form::{date, padded, signed, text, ticks};
+use crate::key::{validate_partition_key, validate_row_key};
 use crate::model::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
 
 fn key_error(field: &str, message: String) -> Error {
@@ -28,27 +23,8 @@ pub fn write_literal(out: &mut String, text: &str) {
 ///
 /// [`ErrorKind::InvalidKey`] naming the field and the character.
 pub fn write_str_part(out: &mut String, value: &str, field: &'static str) -> Result<()> {
-    check_text_part(value, field)?;
+    text::check(value, field)?;
     out.push_str(value);
-    Ok(())
-}
-
-fn check_text_part(value: &str, field: &str) -> Result<()> {
-    if let Some((position, c)) = value
-        .chars()
-        .enumerate()
-        .find(|(_, c)| is_forbidden_key_char(*c))
-    {
-        return Err(key_error(
-            field,
-            format!(
-                "{value:?} contains {c:?} (U+{:04X}) at character {position}, which keys can't \
-                 hold (`/`, `\\`, `#`, `?` and control characters); store such values as a \
-                 property, or encode them before building the key",
-                u32::from(c)
-            ),
-        ));
-    }
     Ok(())
 }
 
@@ -66,7 +42,7 @@ pub fn write_text<T>(
     let start = out.len();
     (codec.write)(value, out);
     let part = &out[start..];
-    if let Err(e) = check_text_part(part, field) {
+    if let Err(e) = text::check(part, field) {
         out.truncate(start);
         return Err(e);
     }
@@ -96,11 +72,7 @@ pub fn write_padded<T>(
             ),
         ));
     };
-    let start = out.len();
-    // Writing into a String can't fail.
-    let _ = write!(out, "{number:0width$}");
-    if out.len() - start > width {
-        out.truncate(start);
+    if !padded::write(out, number, width) {
         return Err(key_error(
             field,
             format!(
@@ -129,7 +101,7 @@ pub fn write_signed<T>(
             "the value is above i64::MAX and has no signed key form; use `{field:0N}`".to_owned(),
         ));
     };
-    write_signed_key(out, number);
+    signed::write(out, number);
     Ok(())
 }
 
@@ -150,23 +122,23 @@ pub fn write_ticks<T>(
     field: &'static str,
 ) -> Result<()> {
     let time = key_time(codec, value, field)?;
-    write_ticks_key(out, time);
+    ticks::write(out, time);
     Ok(())
 }
 
-/// Appends the 19-digit inverted ticks of a point in time (newest first).
+/// Appends the 19-digit reverse ticks of a point in time (newest first).
 ///
 /// # Errors
 ///
 /// As [`write_ticks`].
-pub fn write_rticks<T>(
+pub fn write_reverse_ticks<T>(
     out: &mut String,
     codec: &KeyTimeCodec<T>,
     value: &T,
     field: &'static str,
 ) -> Result<()> {
     let time = key_time(codec, value, field)?;
-    write_reverse_ticks_key(out, time);
+    ticks::write_reverse(out, time);
     Ok(())
 }
 
@@ -182,7 +154,8 @@ pub fn write_date<T>(
     field: &'static str,
 ) -> Result<()> {
     let (year, month, day) = (codec.to)(value);
-    write_date_text(out, year, month, day).map_err(|e| key_error(field, e.message().to_owned()))
+    date::write_date_text(out, year, month, day)
+        .map_err(|e| key_error(field, e.message().to_owned()))
 }
 
 /// Checks a built PartitionKey (length, characters) and returns it.
@@ -347,7 +320,7 @@ impl<'a> KeyReader<'a> {
         field: &'static str,
     ) -> Result<T> {
         let part = self.take_fixed(width, field)?;
-        let number = parse_padded(part, width).and_then(|n| {
+        let number = padded::parse_padded(part, width).and_then(|n| {
             (codec.from_u64)(n).ok_or_else(|| {
                 Error::new(
                     ErrorKind::Decode,
@@ -364,8 +337,8 @@ impl<'a> KeyReader<'a> {
     ///
     /// [`ErrorKind::Decode`] when the part isn't a signed key or doesn't fit `T`.
     pub fn signed<T>(&mut self, codec: &KeyIntCodec<T>, field: &'static str) -> Result<T> {
-        let part = self.take_fixed(SIGNED_KEY_WIDTH, field)?;
-        let number = decode_signed(part).and_then(|n| {
+        let part = self.take_fixed(signed::SIGNED_KEY_WIDTH, field)?;
+        let number = signed::decode_signed(part).and_then(|n| {
             (codec.from_i64)(n).ok_or_else(|| {
                 Error::new(
                     ErrorKind::Decode,
@@ -382,19 +355,19 @@ impl<'a> KeyReader<'a> {
     ///
     /// [`ErrorKind::Decode`] when the part isn't a ticks key or `T` can't hold it.
     pub fn ticks<T>(&mut self, codec: &KeyTimeCodec<T>, field: &'static str) -> Result<T> {
-        let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
-        let time = decode_ticks_key(part).and_then(codec.from);
+        let part = self.take_fixed(ticks::TICKS_KEY_WIDTH, field)?;
+        let time = ticks::decode_ticks_key(part).and_then(codec.from);
         self.field(field, part, time)
     }
 
-    /// Reads 19-digit inverted ticks.
+    /// Reads 19-digit reverse ticks.
     ///
     /// # Errors
     ///
     /// As [`KeyReader::ticks`].
-    pub fn rticks<T>(&mut self, codec: &KeyTimeCodec<T>, field: &'static str) -> Result<T> {
-        let part = self.take_fixed(TICKS_KEY_WIDTH, field)?;
-        let time = decode_reverse_ticks_key(part).and_then(codec.from);
+    pub fn reverse_ticks<T>(&mut self, codec: &KeyTimeCodec<T>, field: &'static str) -> Result<T> {
+        let part = self.take_fixed(ticks::TICKS_KEY_WIDTH, field)?;
+        let time = ticks::decode_reverse_ticks_key(part).and_then(codec.from);
         self.field(field, part, time)
     }
 
@@ -404,8 +377,8 @@ impl<'a> KeyReader<'a> {
     ///
     /// [`ErrorKind::Decode`] when the part isn't such a date or `T` can't hold it.
     pub fn date<T>(&mut self, codec: &KeyDateCodec<T>, field: &'static str) -> Result<T> {
-        let part = self.take_fixed(DATE_KEY_WIDTH, field)?;
-        let date = parse_date_text(part).and_then(|(y, m, d)| {
+        let part = self.take_fixed(date::DATE_KEY_WIDTH, field)?;
+        let date = date::parse_date_text(part).and_then(|(y, m, d)| {
             (codec.from)(y, m, d).ok_or_else(|| {
                 Error::new(ErrorKind::Decode, "the date is out of the field's range")
             })
@@ -440,7 +413,7 @@ mod tests {
         write_signed(&mut key, &KeyIntCodec::new(), &-5i32, "delta").unwrap();
         write_literal(&mut key, "_");
         let t = DateTime::from_ymd_hms(2024, 5, 6, 7, 8, 9).unwrap();
-        write_rticks(&mut key, &KeyTimeCodec::new(), &t, "at").unwrap();
+        write_reverse_ticks(&mut key, &KeyTimeCodec::new(), &t, "at").unwrap();
         write_literal(&mut key, "_");
         write_str_part(&mut key, "Jo_nes", "name").unwrap();
         write_literal(&mut key, "_");
@@ -457,7 +430,11 @@ mod tests {
         r.literal("_").unwrap();
         assert_eq!(r.signed::<i32>(&KeyIntCodec::new(), "delta").unwrap(), -5);
         r.literal("_").unwrap();
-        assert_eq!(r.rticks::<DateTime>(&KeyTimeCodec::new(), "at").unwrap(), t);
+        assert_eq!(
+            r.reverse_ticks::<DateTime>(&KeyTimeCodec::new(), "at")
+                .unwrap(),
+            t
+        );
         r.literal("_").unwrap();
         assert_eq!(r.string(1 + 19, "name").unwrap(), "Jo_nes");
         r.literal("_").unwrap();

@@ -107,7 +107,7 @@ pub(crate) fn write_segments(
                                 quote!(#p::write_ticks(&mut #out, &#codec, #value, #name)?;)
                             }
                             KeyForm::ReverseTicks => {
-                                quote!(#p::write_rticks(&mut #out, &#codec, #value, #name)?;)
+                                quote!(#p::write_reverse_ticks(&mut #out, &#codec, #value, #name)?;)
                             }
                             KeyForm::Date => {
                                 quote!(#p::write_date(&mut #out, &#codec, #value, #name)?;)
@@ -480,14 +480,17 @@ fn read_part(
             .map(<#ty as ::core::convert::From<::std::string::String>>::from)),
         KeyForm::Text if kt.is_str() => quote!(#reader.string(#tail, #name)),
         KeyForm::Text => quote!(#reader.text(&#codec, ::core::option::Option::None, #tail, #name)),
-        KeyForm::Uuid => quote!(#reader.text(&#codec, ::core::option::Option::Some(36), 0, #name)),
+        KeyForm::Uuid => {
+            let width = Literal::usize_unsuffixed(form.fixed_width().unwrap_or_default());
+            quote!(#reader.text(&#codec, ::core::option::Option::Some(#width), 0, #name))
+        }
         KeyForm::Padded(width) => {
             let width = Literal::usize_unsuffixed(width);
             quote!(#reader.padded(&#codec, #width, #name))
         }
         KeyForm::Signed => quote!(#reader.signed(&#codec, #name)),
         KeyForm::Ticks => quote!(#reader.ticks(&#codec, #name)),
-        KeyForm::ReverseTicks => quote!(#reader.rticks(&#codec, #name)),
+        KeyForm::ReverseTicks => quote!(#reader.reverse_ticks(&#codec, #name)),
         KeyForm::Date => quote!(#reader.date(&#codec, #name)),
     }
 }

@@ -153,7 +153,7 @@ impl Helper<'_> {
             ),
             KeyForm::ReverseTicks => (
                 quote!(#ty),
-                quote!(#p::range_rticks(__key, &#codec, #range, #name_lit)),
+                quote!(#p::range_reverse_ticks(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Uuid => (quote!(#ty), quote!(#p::range_uuid(__key, #range))),
             KeyForm::Date => (
