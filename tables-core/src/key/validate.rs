@@ -115,12 +115,15 @@ pub fn is_forbidden_key_char(c: char) -> bool {
     matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
 }
 
-fn check_key(which: &str, key: &str) -> Result<()> {
-    if let Some((position, c)) = key
-        .chars()
+/// The first character keys can't hold in `text`, with its position in characters.
+pub(crate) fn first_forbidden_char(text: &str) -> Option<(usize, char)> {
+    text.chars()
         .enumerate()
         .find(|(_, c)| is_forbidden_key_char(*c))
-    {
+}
+
+fn check_key(which: &str, key: &str) -> Result<()> {
+    if let Some((position, c)) = first_forbidden_char(key) {
         return Err(Error::new(
             ErrorKind::InvalidKey,
             format!(

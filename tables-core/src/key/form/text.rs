@@ -4,7 +4,8 @@
 use std::ops::{Bound, RangeBounds};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::{is_forbidden_key_char, prefix_range, KeyRange};
+use crate::key::validate::first_forbidden_char;
+use crate::key::{prefix_range, KeyRange};
 
 /// Checks that a text part holds no character keys can't hold.
 ///
@@ -12,11 +13,7 @@ use crate::key::{is_forbidden_key_char, prefix_range, KeyRange};
 ///
 /// [`ErrorKind::InvalidKey`] naming `field`, the character and where it is.
 pub(crate) fn check(value: &str, field: &str) -> Result<()> {
-    if let Some((position, c)) = value
-        .chars()
-        .enumerate()
-        .find(|(_, c)| is_forbidden_key_char(*c))
-    {
+    if let Some((position, c)) = first_forbidden_char(value) {
         return Err(Error::new(
             ErrorKind::InvalidKey,
             format!(
