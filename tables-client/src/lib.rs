@@ -24,19 +24,33 @@
 //! # }
 //! ```
 
-mod bulk;
+// `Table`'s methods are spread over these modules; rustdoc lists them in the order
+// the modules are declared, so this is a reader's order: the handle, writes and
+// point reads, queries, index lookups, updates, transactions, bulk, index upkeep.
+// `service` comes first so `TableServiceClient` lists its constructors before
+// `table` (defined beside `Table`).
+mod service;
+
+mod table;
+
+mod write;
+
+mod query;
+
 mod lookup;
+
+mod update;
+
+mod transaction;
+
+mod bulk;
+
+mod upkeep;
+
 mod periodic;
 mod prefixed;
-mod query;
 pub mod remote;
 mod request_id;
-mod service;
-mod table;
-mod transaction;
-mod update;
-mod upkeep;
-mod write;
 
 pub use bulk::{BulkMode, BulkReport, BulkWriter, ChunkOutcome};
 pub use periodic::{Period, PeriodicTables};

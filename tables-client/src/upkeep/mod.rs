@@ -24,13 +24,16 @@
 //! Everything here is type-erased through [`Codec`], so one transaction can mix
 //! entity types.
 
+// `reconcile` before `audit`: rustdoc lists `Table::reconcile` before
+// `Table::verify_indexes` and `Table::repair_indexes`.
+mod reconcile;
+
 mod audit;
 mod commit;
 mod conflict;
 mod index_entities;
 mod intents;
 mod plan;
-mod reconcile;
 mod rows;
 mod settle;
 
