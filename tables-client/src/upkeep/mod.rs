@@ -36,6 +36,7 @@ mod intents;
 mod plan;
 mod rows;
 mod settle;
+mod touched;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -55,8 +56,9 @@ pub use audit::{
 };
 pub(crate) use conflict::{lost_race, ConflictLoop};
 pub(crate) use index_entities::{member_key, members_of};
-pub use reconcile::{IntentFailure, ReconcileReport, RowChange, TouchedRow};
+pub use reconcile::{IntentFailure, ReconcileReport};
 pub(crate) use rows::owner_of;
+pub use touched::{RowChange, TouchedRow};
 
 /// How a caller's item writes its primary row.
 #[derive(Debug, Clone)]

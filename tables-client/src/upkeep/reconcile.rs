@@ -8,34 +8,9 @@ use tables_core::{col, EntityKey, Error, ErrorKind, Filter, QuerySpec, Result, R
 
 use super::intents::{LiveIntent, INTENT_TYPE};
 use super::settle::{apply, Finish};
+use super::touched::{RowChange, TouchedRow};
 use super::{derives_kind, Codec};
 use crate::table::Table;
-
-/// How an index row changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum RowChange {
-    /// An index copy was written (created, or brought up to date).
-    CopyWritten,
-    /// An index copy its entity no longer implies was deleted.
-    CopyRemoved,
-    /// An entity was added to an index entity's list.
-    MemberAdded,
-    /// An entity was removed from an index entity's list.
-    MemberRemoved,
-}
-
-/// An index row that index upkeep wrote or removed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TouchedRow {
-    /// The table of the row.
-    pub table: String,
-    /// The row's key.
-    pub key: EntityKey,
-    /// What changed.
-    pub change: RowChange,
-}
 
 /// An intent `reconcile()` could not finish, and why. It stays for the next call.
 #[derive(Debug)]

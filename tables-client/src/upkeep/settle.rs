@@ -27,9 +27,9 @@ use super::conflict::{row_changed, ConflictLoop};
 use super::index_entities::{encode_member, update_member};
 use super::intents::{rows_of, IntentDoc, IntentState, LiveIntent, PrimaryIntent, RowRef};
 use super::rows::{is_stale_claim, put_copy, release_copy, replace_over, IndexOf};
+use super::touched::{RowChange, TouchedRow};
 use super::Codec;
 use crate::service::TableServiceClient;
-use crate::upkeep::{RowChange, TouchedRow};
 
 /// Who finishes an intent, and so how.
 #[derive(Debug, Clone, Copy)]
