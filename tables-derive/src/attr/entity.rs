@@ -13,8 +13,9 @@ use super::{
 use crate::error::{did_you_mean, Errors};
 use crate::model::{Codec, EntityModel, Field, KeyUse, Segment, TagModel, TagValueModel, Template};
 
-/// The keys a struct's `#[entity(..)]` accepts.
-const ENTITY_KEYS: [&str; 12] = [
+/// The keys a struct's `#[entity(..)]` accepts (on a field, named in the error as
+/// belonging on the struct).
+pub(crate) const ENTITY_KEYS: [&str; 12] = [
     "kind",
     "version",
     "upgrade_from",

@@ -23,22 +23,6 @@ const FIELD_KEYS: [&str; 7] = [
     "other_properties",
 ];
 
-/// Keys that belong on the struct: named in the error when written on a field.
-const CONTAINER_ONLY: [&str; 12] = [
-    "kind",
-    "version",
-    "upgrade_from",
-    "partition_key",
-    "row_key",
-    "rename_all",
-    "crate",
-    "index",
-    "unique_index",
-    "index_entity",
-    "tag",
-    "untagged",
-];
-
 /// Where each key of a field's attributes was written, for checks that point at
 /// the key (conflicts, keys that have no effect on a key field).
 #[derive(Default)]
@@ -111,7 +95,7 @@ pub(crate) fn parse(
                 column.set(string_value(meta, key, "column = \"HIRED_AT\"", errors)?);
             }
             known if FIELD_KEYS.contains(&known) => super::skip_value(meta)?,
-            misplaced if CONTAINER_ONLY.contains(&misplaced) => {
+            misplaced if super::entity::ENTITY_KEYS.contains(&misplaced) => {
                 errors.push_spanned(
                     &meta.path,
                     format!("`{misplaced}` goes on the struct, not on a field: move it to the struct's #[entity(..)]"),

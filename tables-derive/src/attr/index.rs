@@ -235,8 +235,25 @@ pub(crate) fn bind_index(
         Some((_, names)) => Some(bind_include(names, fields, errors)?),
         None => None,
     };
+    Some(index_of(
+        raw,
+        (partition_key, partition_key_given),
+        row_key,
+        include,
+        primary,
+    ))
+}
+
+/// The index `raw` declares, with its bound templates and `include`.
+fn index_of(
+    raw: &RawIndex,
+    (partition_key, partition_key_given): (Template, bool),
+    row_key: Template,
+    include: Option<Vec<usize>>,
+    primary: &Template,
+) -> Index {
     let same_partition = raw.table.is_none() && same_segments(&partition_key, primary);
-    Some(Index {
+    Index {
         name: raw.name.value(),
         name_span: raw.name.span(),
         kind: raw.kind,
@@ -247,7 +264,7 @@ pub(crate) fn bind_index(
         include,
         unique: raw.unique,
         same_partition,
-    })
+    }
 }
 
 /// An index as the user most likely meant it, reporting nothing (see
@@ -267,19 +284,13 @@ pub(crate) fn recover_index(
         Some((_, names)) => bind_include(names, fields, &mut Errors::new()),
         None => None,
     };
-    let same_partition = raw.table.is_none() && same_segments(&partition_key, primary);
-    Some(Index {
-        name: raw.name.value(),
-        name_span: raw.name.span(),
-        kind: raw.kind,
-        table: raw.table.as_ref().map(syn::LitStr::value),
-        partition_key,
-        partition_key_given,
+    Some(index_of(
+        raw,
+        (partition_key, partition_key_given),
         row_key,
         include,
-        unique: raw.unique,
-        same_partition,
-    })
+        primary,
+    ))
 }
 
 /// `include(..)` names: existing, stored, not part of the primary key, each once

@@ -66,10 +66,9 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     })
 }
 
-/// `fn entity_key`: the primary row's typed key.
-fn entity_key(cx: &Ctx<'_>) -> TokenStream {
+/// The calls that write the primary PartitionKey and RowKey from `self`'s fields.
+fn primary_key_writers(cx: &Ctx<'_>) -> (TokenStream, TokenStream) {
     let model = cx.model;
-    let p = &cx.private;
     let arg = |i: usize| cx.self_field(i);
     let pk = call_writer(
         &writer_name(None, Which::Partition),
@@ -77,6 +76,13 @@ fn entity_key(cx: &Ctx<'_>) -> TokenStream {
         &arg,
     );
     let rk = call_writer(&writer_name(None, Which::Row), &model.row_key, &arg);
+    (pk, rk)
+}
+
+/// `fn entity_key`: the primary row's typed key.
+fn entity_key(cx: &Ctx<'_>) -> TokenStream {
+    let p = &cx.private;
+    let (pk, rk) = primary_key_writers(cx);
     quote! {
         fn entity_key(&self) -> #p::Result<#p::Key<Self>> {
             ::core::result::Result::Ok(#p::Key::from_entity_key(#p::EntityKey {
@@ -90,13 +96,7 @@ fn entity_key(cx: &Ctx<'_>) -> TokenStream {
 fn to_entity(cx: &Ctx<'_>) -> TokenStream {
     let model = cx.model;
     let p = &cx.private;
-    let arg = |i: usize| cx.self_field(i);
-    let pk = call_writer(
-        &writer_name(None, Which::Partition),
-        &model.partition_key,
-        &arg,
-    );
-    let rk = call_writer(&writer_name(None, Which::Row), &model.row_key, &arg);
+    let (pk, rk) = primary_key_writers(cx);
     let kind = lit(&model.kind);
     let version = Literal::u32_unsuffixed(model.version);
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
