@@ -539,11 +539,7 @@ impl<T: Row> IndexCheck<T> {
             .into_iter()
             .filter(|row| kind_of(row).is_some())
             .map(|row| self.check_entity(row, indexes));
-        let found: Vec<Vec<Finding>> = stream::iter(checks)
-            .buffered(CONCURRENCY)
-            .try_collect()
-            .await?;
-        Ok(found.into_iter().flatten().collect())
+        gather(checks).await
     }
 
     async fn check_entity(
@@ -640,11 +636,7 @@ impl<T: Row> IndexCheck<T> {
                 IndexKind::List => self.check_entry(row, kind, index, table).await,
             }
         });
-        let found: Vec<Vec<Finding>> = stream::iter(checks)
-            .buffered(CONCURRENCY)
-            .try_collect()
-            .await?;
-        Ok(found.into_iter().flatten().collect())
+        gather(checks).await
     }
 
     async fn check_copy(
@@ -853,6 +845,19 @@ fn finding(problem: Problem, reference: &RowRef, entity: Option<EntityKey>) -> F
         entity,
         repaired: false,
     }
+}
+
+/// Runs the checks of one page, `CONCURRENCY` at a time, in order, and joins their
+/// findings.
+async fn gather<F>(checks: impl IntoIterator<Item = F>) -> Result<Vec<Finding>>
+where
+    F: std::future::Future<Output = Result<Vec<Finding>>>,
+{
+    let found: Vec<Vec<Finding>> = stream::iter(checks)
+        .buffered(CONCURRENCY)
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().flatten().collect())
 }
 
 #[cfg(test)]

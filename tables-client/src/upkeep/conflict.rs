@@ -9,7 +9,7 @@
 //! that certainly did not apply ([`lost_race`]); a write that may have applied is
 //! never planned again (it could then apply twice).
 
-use tables_core::{Error, ErrorKind, Result};
+use tables_core::{Engine, Error, ErrorKind, Result, WriteOp};
 
 /// Whether `err` means a conditional write lost a race and certainly wrote nothing:
 /// a changed ETag (412), a row that appeared (409) or vanished (404) since it was
@@ -72,6 +72,23 @@ impl ConflictLoop {
     ///
     /// After more than `retries` losses: [`ErrorKind::PreconditionFailed`] saying so,
     /// with `err` as its source.
+    /// Writes `op`, planned from rows read in this round: `Ok(true)` when it applied,
+    /// `Ok(false)` when a row changed first (after the pause before the next round,
+    /// which reads again: if an earlier attempt applied after all, that read shows it
+    /// and nothing more is written), an error otherwise or after too many rounds.
+    pub(crate) async fn write_planned(
+        &mut self,
+        engine: &dyn Engine,
+        table: &str,
+        op: &WriteOp,
+    ) -> Result<bool> {
+        match engine.write(table, op).await {
+            Ok(_) => Ok(true),
+            Err(err) if row_changed(&err) => self.lost(err).await.map(|()| false),
+            Err(err) => Err(err),
+        }
+    }
+
     pub(crate) async fn lost(&mut self, err: Error) -> Result<()> {
         self.lost += 1;
         if self.lost > self.retries {

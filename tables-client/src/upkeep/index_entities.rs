@@ -25,7 +25,7 @@ use tables_core::{
     DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
 };
 
-use super::conflict::{row_changed, ConflictLoop};
+use super::conflict::ConflictLoop;
 
 /// The property listing an index entity's members.
 pub(crate) const MEMBERS_PROPERTY: &str = "Members";
@@ -184,12 +184,8 @@ pub(crate) async fn update_member(
         let Some(op) = entry_op(key, current.as_ref(), entry_type, &members)? else {
             return Ok(false);
         };
-        match engine.write(table, &op).await {
-            Ok(_) => return Ok(true),
-            // Read again: if an earlier attempt applied, the member is there (or gone)
-            // and nothing more is written.
-            Err(err) if row_changed(&err) => rounds.lost(err).await?,
-            Err(err) => return Err(err),
+        if rounds.write_planned(engine, table, &op).await? {
+            return Ok(true);
         }
     }
 }

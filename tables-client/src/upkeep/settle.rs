@@ -23,7 +23,7 @@ use std::time::Duration;
 use tables_core::model::index_entry_type;
 use tables_core::{DynamicEntity, Engine, EntityKey, Error, ErrorKind, Origin, Result, WriteOp};
 
-use super::conflict::{row_changed, ConflictLoop};
+use super::conflict::ConflictLoop;
 use super::index_entities::{encode_member, update_member};
 use super::intents::{rows_of, IntentDoc, IntentState, LiveIntent, PrimaryIntent, RowRef};
 use super::rows::{is_stale_claim, put_copy, release_copy, replace_over, IndexOf};
@@ -385,12 +385,8 @@ pub(crate) async fn ensure_copy(
                 _ => return Err(taken),
             },
         };
-        match engine.write(table, &op).await {
-            Ok(_) => return Ok(true),
-            // Read again: if an earlier attempt of this write applied, the next round
-            // finds the copy stored and writes nothing.
-            Err(err) if row_changed(&err) => rounds.lost(err).await?,
-            Err(err) => return Err(err),
+        if rounds.write_planned(engine, table, &op).await? {
+            return Ok(true);
         }
     }
 }
@@ -411,10 +407,8 @@ pub(crate) async fn remove_copy(
         let Some(op) = release_copy(stored.as_ref(), of, primary) else {
             return Ok(false);
         };
-        match engine.write(table, &op).await {
-            Ok(_) => return Ok(true),
-            Err(err) if row_changed(&err) => rounds.lost(err).await?,
-            Err(err) => return Err(err),
+        if rounds.write_planned(engine, table, &op).await? {
+            return Ok(true);
         }
     }
 }
