@@ -274,7 +274,35 @@ async fn settle(
             } else {
                 &member
             };
-            match desired.get(&reference) {
+            let wanted = desired.get(&reference);
+            // A membership the entity has (add it) or no longer has (remove it).
+            let membership = match wanted {
+                Some(None) => Some(true),
+                None if reference.entry => Some(false),
+                _ => None,
+            };
+            if let Some(add) = membership {
+                let changed = update_member(
+                    engine,
+                    &reference.table,
+                    &key,
+                    &entry_type(),
+                    member,
+                    add,
+                    retries,
+                )
+                .await?;
+                if changed {
+                    let change = if add {
+                        RowChange::MemberAdded
+                    } else {
+                        RowChange::MemberRemoved
+                    };
+                    applied.touch(&reference.table, key, change);
+                }
+                continue;
+            }
+            match wanted {
                 Some(Some(copy)) => {
                     let written = ensure_copy(
                         engine,
@@ -296,37 +324,7 @@ async fn settle(
                         Err(err) => return Err(err),
                     }
                 }
-                Some(None) => {
-                    let changed = update_member(
-                        engine,
-                        &reference.table,
-                        &key,
-                        &entry_type(),
-                        member,
-                        true,
-                        retries,
-                    )
-                    .await?;
-                    if changed {
-                        applied.touch(&reference.table, key, RowChange::MemberAdded);
-                    }
-                }
-                None if reference.entry => {
-                    let changed = update_member(
-                        engine,
-                        &reference.table,
-                        &key,
-                        &entry_type(),
-                        member,
-                        false,
-                        retries,
-                    )
-                    .await?;
-                    if changed {
-                        applied.touch(&reference.table, key, RowChange::MemberRemoved);
-                    }
-                }
-                None => {
+                Some(None) | None => {
                     if remove_copy(engine, &reference.table, &key, of, &primary_key, retries)
                         .await?
                     {

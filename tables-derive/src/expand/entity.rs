@@ -117,28 +117,7 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             )?;
         }
     });
-    if let Some(others) = others {
-        let names = stored.iter().map(|f| lit(&f.property));
-        let pushes = stored.iter().enumerate().map(|(i, field)| {
-            let i = Literal::usize_unsuffixed(i);
-            let encode = encode(cx, field);
-            quote! {
-                if let ::core::option::Option::Some(__value) = #encode? {
-                    #p::push_property(&mut __entity, __TABLES_NAMES.get(#i), __value);
-                }
-            }
-        });
-        return quote! {
-            fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
-                static __TABLES_NAMES: #p::PropertyNames = #p::PropertyNames::new(&[#(#names),*]);
-                let mut __entity = #new_entity;
-                #(#pushes)*
-                #others
-                ::core::result::Result::Ok(__entity)
-            }
-        };
-    }
-    if stored.is_empty() {
+    if stored.is_empty() && others.is_none() {
         return quote! {
             fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
                 ::core::result::Result::Ok(#new_entity)
@@ -160,6 +139,7 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             static __TABLES_NAMES: #p::PropertyNames = #p::PropertyNames::new(&[#(#names),*]);
             let mut __entity = #new_entity;
             #(#pushes)*
+            #others
             ::core::result::Result::Ok(__entity)
         }
     }
