@@ -99,16 +99,28 @@ pub trait OtherProperties {
     fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_>;
 }
 
+/// The read properties, named by owned strings, in any collection.
+fn owned_names<C: FromIterator<(String, Value)>>(properties: Vec<(Arc<str>, Value)>) -> C {
+    properties
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect()
+}
+
+/// Name-value pairs to write, as `OtherProperties::each` returns them.
+fn named_pairs<'a>(
+    pairs: impl Iterator<Item = (&'a String, &'a Value)> + 'a,
+) -> Box<dyn Iterator<Item = (&'a str, &'a Value)> + 'a> {
+    Box::new(pairs.map(|(name, value)| (name.as_str(), value)))
+}
+
 impl OtherProperties for std::collections::BTreeMap<String, Value> {
     fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self {
-        properties
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value))
-            .collect()
+        owned_names(properties)
     }
 
     fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_> {
-        Box::new(self.iter().map(|(name, value)| (name.as_str(), value)))
+        named_pairs(self.iter())
     }
 }
 
@@ -116,27 +128,21 @@ impl<S: std::hash::BuildHasher + Default> OtherProperties
     for std::collections::HashMap<String, Value, S>
 {
     fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self {
-        properties
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value))
-            .collect()
+        owned_names(properties)
     }
 
     fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_> {
-        Box::new(self.iter().map(|(name, value)| (name.as_str(), value)))
+        named_pairs(self.iter())
     }
 }
 
 impl OtherProperties for Vec<(String, Value)> {
     fn from_properties(properties: Vec<(Arc<str>, Value)>) -> Self {
-        properties
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), value))
-            .collect()
+        owned_names(properties)
     }
 
     fn each(&self) -> Box<dyn Iterator<Item = (&str, &Value)> + '_> {
-        Box::new(self.iter().map(|(name, value)| (name.as_str(), value)))
+        named_pairs(self.iter().map(|(name, value)| (name, value)))
     }
 }
 

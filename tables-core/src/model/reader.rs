@@ -105,8 +105,17 @@ pub fn write_signed<T>(
     Ok(())
 }
 
-fn key_time<T>(codec: &KeyTimeCodec<T>, value: &T, field: &str) -> Result<DateTime> {
-    (codec.to)(value).map_err(|e| key_error(field, e.message().to_owned()))
+/// Appends a point in time in the form `write` writes.
+fn write_time<T>(
+    out: &mut String,
+    codec: &KeyTimeCodec<T>,
+    value: &T,
+    field: &str,
+    write: fn(&mut String, DateTime),
+) -> Result<()> {
+    let time = (codec.to)(value).map_err(|e| key_error(field, e.message().to_owned()))?;
+    write(out, time);
+    Ok(())
 }
 
 /// Appends the 19-digit ticks of a point in time.
@@ -121,9 +130,7 @@ pub fn write_ticks<T>(
     value: &T,
     field: &'static str,
 ) -> Result<()> {
-    let time = key_time(codec, value, field)?;
-    ticks::write(out, time);
-    Ok(())
+    write_time(out, codec, value, field, ticks::write)
 }
 
 /// Appends the 19-digit reverse ticks of a point in time (newest first).
@@ -137,9 +144,7 @@ pub fn write_reverse_ticks<T>(
     value: &T,
     field: &'static str,
 ) -> Result<()> {
-    let time = key_time(codec, value, field)?;
-    ticks::write_reverse(out, time);
-    Ok(())
+    write_time(out, codec, value, field, ticks::write_reverse)
 }
 
 /// Appends a calendar date as `yyyy-MM-dd`.
