@@ -144,25 +144,14 @@ trap 'printf "\nterminated\n" >&2; exit 143' TERM
 # ---------------------------------------------------------------------------
 # Azurite
 
-# Prints a port that was free on 127.0.0.1 a moment ago.
+# Prints a port that was free on 127.0.0.1 a moment ago (node is needed anyway: it
+# runs Azurite).
 free_port() {
-    if command -v python3 >/dev/null 2>&1; then
-        python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()' && return 0
-    fi
-    local port i
-    for i in $(seq 1 50); do
-        port=$((20000 + RANDOM % 30000))
-        # A refused connection means nobody listens there.
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            echo "$port"
-            return 0
-        fi
-    done
-    return 1
+    node -e 'const server = require("net").createServer();
+server.listen(0, "127.0.0.1", () => {
+  console.log(server.address().port);
+  server.close();
+});'
 }
 
 lock_digest() { # lock_digest <dir>
@@ -256,31 +245,19 @@ azurite_version() {
 # ---------------------------------------------------------------------------
 # Examples
 
-# Lists the [[example]] targets of the examples package, one name per line.
+# Lists the [[example]] targets of the examples package, one name per line, from
+# cargo's metadata (read with node, which the run needs for Azurite anyway).
 list_examples() {
-    local meta
-    meta="$(cargo metadata --no-deps --format-version 1)" || return 1
-    local script='
+    if ! command -v node >/dev/null 2>&1; then
+        echo "node is needed to read cargo metadata (node 18 or later)" >&2
+        return 1
+    fi
+    cargo metadata --no-deps --format-version 1 | node -e '
 const meta = JSON.parse(require("fs").readFileSync(0, "utf8"));
 for (const p of meta.packages) {
   if (p.name !== process.argv[1]) continue;
   for (const t of p.targets) if (t.kind.includes("example")) console.log(t.name);
-}'
-    if command -v python3 >/dev/null 2>&1; then
-        printf '%s' "$meta" | python3 -c '
-import json, sys
-meta = json.load(sys.stdin)
-for p in meta["packages"]:
-    if p["name"] == sys.argv[1]:
-        for t in p["targets"]:
-            if "example" in t["kind"]:
-                print(t["name"])' "$EXAMPLES_PACKAGE"
-    elif command -v node >/dev/null 2>&1; then
-        printf '%s' "$meta" | node -e "$script" "$EXAMPLES_PACKAGE"
-    else
-        echo "python3 or node is needed to read cargo metadata" >&2
-        return 1
-    fi
+}' "$EXAMPLES_PACKAGE"
 }
 
 # limited <seconds> <command...>: the command, stopped (with its children) when it
