@@ -31,7 +31,9 @@ enum Role {
     Director,
 }
 
-/// An employee, marked the design guide's first way: by the RowKey prefix.
+/// An employee, marked the first way of the heterogeneous entity types pattern
+/// (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-modeling>):
+/// by the RowKey prefix.
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", tag(row_key_prefix), rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "EMPLOYEE_{employee_id:06}")]

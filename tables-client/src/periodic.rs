@@ -1,4 +1,5 @@
-//! [`PeriodicTables`]: the design guide's high-volume delete pattern, a table per
+//! [`PeriodicTables`]: the high-volume delete pattern of the table design patterns
+//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>), a table per
 //! period.
 
 use tables_core::key::validate_table_name;

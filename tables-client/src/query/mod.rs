@@ -286,7 +286,7 @@ impl<T: Row> Query<T> {
     }
 
     /// How the service will run the query: a point read, a RowKey range, a
-    /// partition scan or a table scan (the design guide's cost ladder).
+    /// partition scan or a table scan (the cost ladder of the table design guide, <https://learn.microsoft.com/azure/storage/tables/table-storage-design-guide>).
     pub fn plan(&self) -> QueryPlan {
         QueryPlan::of(self.full_filter().as_ref())
     }

@@ -19,8 +19,8 @@ use super::endpoint::Endpoint;
 use super::sas::TableSasPermissions;
 use super::sas_time::format_sas_time;
 
-/// The clock difference the service tolerates on signed requests (protocol
-/// reference §2: "Azure rejects clock skew over about 15 min").
+/// The clock difference the service tolerates on signed requests (about 15
+/// minutes; docs/protocol.md §2).
 pub(crate) const MAX_CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
 
 /// What a request does, for messages and for telling which permission it needs.

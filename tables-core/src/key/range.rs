@@ -11,7 +11,7 @@ use super::order::{cmp_ordinal, ordinal_successor};
 ///
 /// Derived entities generate helpers that build ranges from field values
 /// (`Employee::employee_id_range(100..200)`); [`KeyRange::prefix`] is the
-/// design guide's "starts with".
+/// table design guide's "starts with" (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-guide>).
 ///
 /// ```
 /// use tables_core::key::KeyRange;

@@ -1,4 +1,4 @@
-//! What goes on the wire: the headers of every request (protocol.md §2), the
+//! What goes on the wire: the headers of every request (docs/protocol.md §2), the
 //! entity path (§1), the method and preconditions of each write mode (§5), and
 //! each credential's mark on the request (§3): SharedKey, SAS, bearer.
 
@@ -147,7 +147,7 @@ async fn requests_carry_the_protocol_headers_paths_and_preconditions() {
         if method == "POST" {
             assert_eq!(request.path(), format!("/{DEV_ACCOUNT}/{TABLE}"), "{what}");
         } else {
-            // Quotes doubled, then percent-encoded (protocol.md §1); `'` may be sent
+            // Quotes doubled, then percent-encoded (docs/protocol.md §1); `'` may be sent
             // literally or as %27, the structural `(),=` literally.
             assert_eq!(percent_decode(request.path(), false), entity_path, "{what}");
             assert!(request.path().contains("a%20b%25c"), "{what}");
