@@ -1,28 +1,16 @@
-//! `tables-client`: the typed client of the `tables` SDK.
-//!
-//! It holds the typed client ([`TableServiceClient`], [`Table`], [`Query`],
-//! [`Transaction`], [`BulkWriter`]), the remote engine ([`remote::RemoteEngine`], for
-//! Azure Storage, the Cosmos DB Table API and Azurite) and [`PrefixedEngine`], and
-//! re-exports the core vocabulary, the derive macros (`#[derive(Entity)]`,
-//! `#[derive(EntityUnion)]`, `#[derive(Property)]`; their manual is
-//! [`entity_attributes`]) and (feature `mem`, on by default) the in-memory engine.
-//!
-//! ```
-//! use tables_client::{mem::MemEngine, DynamicEntity, Engine, QuerySpec};
-//!
-//! # tokio_test_block_on(async {
-//! let engine = MemEngine::new();
-//! engine.create_table("Employees").await?;
-//! let jones = DynamicEntity::new("Sales", "empid_000223").with("LastName", "Jones");
-//! engine.write("Employees", &tables_client::WriteOp::Insert(jones)).await?;
-//! let page = engine.query("Employees", &QuerySpec::new(), None).await?;
-//! assert_eq!(page.items.len(), 1);
-//! # Ok::<(), tables_client::Error>(())
-//! # });
-//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
-//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
-//! # }
-//! ```
+// The crate docs are the manual, one chapter per file in a reader's order.
+#![doc = include_str!("manual/01-quick-start.md")]
+#![doc = include_str!("manual/02-key-design.md")]
+#![doc = include_str!("manual/03-reads.md")]
+#![doc = include_str!("manual/04-writes.md")]
+#![doc = include_str!("manual/05-updates.md")]
+#![doc = include_str!("manual/06-transactions.md")]
+#![doc = include_str!("manual/07-indexes.md")]
+#![doc = include_str!("manual/08-existing.md")]
+#![doc = include_str!("manual/09-testing.md")]
+#![doc = include_str!("manual/10-remote.md")]
+#![doc = include_str!("manual/11-errors.md")]
+#![doc = include_str!("manual/12-patterns.md")]
 
 // `Table`'s methods are spread over these modules; rustdoc lists them in the order
 // the modules are declared, so this is a reader's order: the handle, writes and

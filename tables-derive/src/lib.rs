@@ -1,4 +1,10 @@
-#![doc = include_str!("manual.md")]
+//! Derive macros of the `tables` SDK: `#[derive(Entity)]`, `#[derive(EntityUnion)]`
+//! and `#[derive(Property)]`.
+//!
+//! Use them through `tables-client`, which re-exports them beside the traits they
+//! implement. Their one reference, with runnable examples of every attribute, is the
+//! `tables_client::entity_attributes` page of the `tables-client` documentation
+//! (this crate can't run examples of its own: the runtime they need depends on it).
 
 mod attr;
 mod error;
@@ -10,7 +16,7 @@ use proc_macro::TokenStream;
 
 /// Derives `Entity` for a struct with named fields: key builders, range helpers,
 /// typed columns, index rows and the discriminator, from `#[entity(..)]`
-/// attributes. See the crate documentation for the grammar.
+/// attributes. The reference: `tables_client::entity_attributes`.
 #[proc_macro_derive(Entity, attributes(entity))]
 pub fn derive_entity(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -27,8 +33,8 @@ pub fn derive_entity(input: TokenStream) -> TokenStream {
 }
 
 /// Derives `EntityUnion` for an enum whose variants each wrap one entity type,
-/// with an optional `#[entity(other)]` catch-all holding the raw row. See the
-/// crate documentation.
+/// with an optional `#[entity(other)]` catch-all holding the raw row. The
+/// reference: `tables_client::entity_attributes`.
 #[proc_macro_derive(EntityUnion, attributes(entity))]
 pub fn derive_entity_union(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -39,8 +45,8 @@ pub fn derive_entity_union(input: TokenStream) -> TokenStream {
 }
 
 /// Derives `Property` for a unit enum (stored as its variants' texts) or a
-/// one-field tuple struct (stored as the inner value). See the crate
-/// documentation.
+/// one-field tuple struct (stored as the inner value). The reference:
+/// `tables_client::entity_attributes`.
 #[proc_macro_derive(Property, attributes(entity))]
 pub fn derive_property(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
