@@ -55,7 +55,7 @@ pub use tables_core::{
     UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
     MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
 };
-pub use tables_core::{filter, key, size};
+pub use tables_core::{error_code, filter, key, size};
 
 /// The attribute that implements [`Engine`] and [`remote::TokenCredential`]: both are
 /// `async` traits usable as trait objects, written with the `async-trait` crate.

@@ -261,7 +261,7 @@ fn check_known_count(items: &[Item]) -> Result<()> {
                      most {MAX_BATCH_OPERATIONS} (split it into several transactions)"
                 ),
             )
-            .with_service_code("InvalidInput")
+            .with_service_code(tables_core::error_code::INVALID_INPUT)
             .with_batch_index(index));
         }
     }

@@ -25,6 +25,7 @@ mod write;
 pub use datetime::DateTime;
 pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};
+pub use error::code as error_code;
 pub use error::{AuthHint, Error, ErrorKind, Origin, Result, UniqueViolation};
 pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
 pub use model::{

@@ -321,7 +321,7 @@ pub fn validate_batch(ops: &[WriteOp]) -> Result<()> {
                 ops.len()
             ),
         )
-        .with_service_code("InvalidInput")
+        .with_service_code(crate::error_code::INVALID_INPUT)
         .with_batch_index(0));
     }
     let partition = first.partition_key();

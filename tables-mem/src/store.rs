@@ -105,7 +105,8 @@ impl Store {
         match fold(name, &mut buf).and_then(|key| tables.remove(key)) {
             Some(_) => Ok(()),
             // The service answers a delete of a missing table with ResourceNotFound.
-            None => Err(table_not_found(name).with_service_code("ResourceNotFound")),
+            None => Err(table_not_found(name)
+                .with_service_code(tables_core::error_code::RESOURCE_NOT_FOUND)),
         }
     }
 

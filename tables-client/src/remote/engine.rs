@@ -8,10 +8,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::Method;
 use tables_core::key::{validate_entity_key, validate_table_name};
-use tables_core::odata::{self, batch};
+use tables_core::odata::{self, batch, header, path};
 use tables_core::{
     validate_batch, ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind,
-    ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+    ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteMode, WriteOp, WriteOutcome,
+    MAX_BATCH_BYTES,
 };
 use tracing::Instrument;
 
@@ -413,7 +414,7 @@ fn merge_request(cosmos: bool, path: String) -> Request {
 /// The outcome of a single write from its answer: the ETag header, and the
 /// timestamp the ETag encodes (or, for a 201 with a body, the body's).
 fn write_outcome(response: &Response) -> WriteOutcome {
-    let etag = response.header("etag").map(ETag::new);
+    let etag = response.header(header::ETAG).map(ETag::new);
     let mut timestamp = etag.as_ref().and_then(ETag::timestamp);
     if timestamp.is_none() && !response.body.is_empty() {
         // The write was applied: a body that cannot be read only costs the timestamp,
@@ -442,22 +443,14 @@ fn select_with_system(select: &[String]) -> Vec<String> {
 
 /// The next-page token of an entity query.
 fn continuation(response: &Response) -> Option<ContinuationToken> {
-    let pk = response.header("x-ms-continuation-NextPartitionKey")?;
-    if pk.is_empty() {
-        return None;
-    }
-    let rk = response
-        .header("x-ms-continuation-NextRowKey")
-        .filter(|rk| !rk.is_empty())
-        .map(str::to_owned);
-    Some(ContinuationToken::new(pk, rk))
+    odata::continuation::entity_token_from_headers(|name| response.header(name))
 }
 
 #[async_trait::async_trait]
 impl Engine for RemoteEngine {
     async fn create_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;
-        let mut req = request(Method::POST, "Tables".to_owned());
+        let mut req = request(Method::POST, path::TABLES.to_owned());
         req.content_type = Some(Cow::Borrowed(JSON));
         req.prefer_no_content = true;
         req.body = Some(Bytes::from(odata::create_table_body(table)));
@@ -483,15 +476,13 @@ impl Engine for RemoteEngine {
 
     async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
         options.validate()?;
-        let mut req = request(Method::GET, "Tables".to_owned());
+        let mut req = request(Method::GET, path::TABLES.to_owned());
         req.query = odata::table_query_string(options);
         let op = Op::new("QueryTables", "Tables").needs(Needs::TableLevel);
         let response = self.send(op, req).await?;
         let names = odata::decode_table_names(&response.body)?;
-        let continuation = response
-            .header("x-ms-continuation-NextTableName")
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned);
+        let continuation =
+            odata::continuation::table_token_from_headers(|name| response.header(name));
         Ok(TablePage {
             names,
             continuation,
@@ -541,7 +532,7 @@ impl Engine for RemoteEngine {
         };
         let spec = narrowed.as_ref().unwrap_or(spec);
         let select = spec.select.as_deref().map(select_with_system);
-        let mut req = request(Method::GET, format!("{table}()"));
+        let mut req = request(Method::GET, path::entities_path(table));
         req.query = odata::entity_query_string(
             spec.filter.as_ref(),
             select.as_deref(),
@@ -563,33 +554,15 @@ impl Engine for RemoteEngine {
         let key = op.key();
         self.check_key(&key)?;
         let cosmos = self.transport().endpoint.is_cosmos();
-        let (name, mut req) = match op {
-            WriteOp::Insert(_) => {
-                let mut req = request(Method::POST, table.to_owned());
-                req.prefer_no_content = true;
-                ("InsertEntity", req)
-            }
-            WriteOp::Replace { .. } => (
-                "UpdateEntity",
-                request(Method::PUT, odata::entity_path(table, &key)),
-            ),
-            WriteOp::Merge { .. } => (
-                "MergeEntity",
-                merge_request(cosmos, odata::entity_path(table, &key)),
-            ),
-            WriteOp::UpsertReplace(_) => (
-                "InsertOrReplaceEntity",
-                request(Method::PUT, odata::entity_path(table, &key)),
-            ),
-            WriteOp::UpsertMerge(_) => (
-                "InsertOrMergeEntity",
-                merge_request(cosmos, odata::entity_path(table, &key)),
-            ),
-            WriteOp::Delete { .. } => (
-                "DeleteEntity",
-                request(Method::DELETE, odata::entity_path(table, &key)),
-            ),
+        let (method, path) = path::write_target(table, op);
+        let mut req = match method {
+            "MERGE" => merge_request(cosmos, path),
+            "PUT" => request(Method::PUT, path),
+            "DELETE" => request(Method::DELETE, path),
+            _ => request(Method::POST, path),
         };
+        req.prefer_no_content = op.mode() == WriteMode::Insert;
+        let name = path::operation_name(op.mode());
         req.if_match = op.if_match().map(|m| m.header_value().to_owned());
         req.replay_safe = op.is_replay_safe();
         if let Some(entity) = op.entity() {
@@ -634,7 +607,7 @@ impl Engine for RemoteEngine {
                 ),
             ));
         }
-        let mut req = request(Method::POST, "$batch".to_owned());
+        let mut req = request(Method::POST, path::BATCH.to_owned());
         req.content_type = Some(Cow::Owned(encoded.content_type));
         req.body = Some(Bytes::from(encoded.body));
         // Atomic: a second delivery fails as a whole if any operation would.
@@ -655,7 +628,7 @@ impl Engine for RemoteEngine {
             .partition(partition)
             .needs(Needs::Entities(needs));
         let response = self.send(op, req).await?;
-        let content_type = response.header("content-type").unwrap_or_default();
+        let content_type = response.header(header::CONTENT_TYPE).unwrap_or_default();
         let mut outcomes = batch::parse_batch_response(content_type, &response.body, ops.len())
             .map_err(|e| {
                 let e = name_missing_table(e, table).with_attempts(response.attempts);

@@ -69,7 +69,7 @@ impl KeyRangeGuard {
                 self.describe()
             ),
         )
-        .with_service_code("AuthorizationFailure")
+        .with_service_code(tables_core::error_code::AUTHORIZATION_FAILURE)
         .with_auth_hint(AuthHint::MissingPermission)
     }
 

@@ -2,6 +2,7 @@
 //! `Retry-After` hints, and which statuses are transient.
 
 use std::time::{Duration, SystemTime};
+use tables_core::odata::header;
 
 use reqwest::header::HeaderMap;
 
@@ -125,10 +126,10 @@ pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Durati
             .and_then(|value| value.to_str().ok())
             .map(str::trim)
     };
-    if let Some(ms) = text("x-ms-retry-after-ms").and_then(parse_whole) {
+    if let Some(ms) = text(header::X_MS_RETRY_AFTER_MS).and_then(parse_whole) {
         return Some(Duration::from_millis(ms));
     }
-    let value = text("retry-after")?;
+    let value = text(header::RETRY_AFTER)?;
     if let Some(seconds) = parse_whole(value) {
         return Some(Duration::from_secs(seconds));
     }

@@ -18,25 +18,30 @@ use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
 use super::sign::{canonical_resource, shared_key_authorization};
 use crate::request_id::ClientRequestId;
+use std::sync::LazyLock;
+use tables_core::odata::header;
 
-/// The REST API version every request asks for.
-pub(crate) const API_VERSION: &str = "2019-02-02";
-/// What every request accepts: JSON with the annotations typed decoding needs.
-pub(crate) const ACCEPT_JSON: &str = "application/json;odata=minimalmetadata";
-/// The content type of entity and table bodies.
-pub(crate) const JSON: &str = "application/json";
+pub(crate) use tables_core::odata::header::{ACCEPT_JSON, API_VERSION, JSON};
 
 const USER_AGENT: &str = concat!("tables-rs/", env!("CARGO_PKG_VERSION"));
 
-// Header names as constants: naming a header by `&str` parses the name on every
-// request.
-const X_MS_VERSION: HeaderName = HeaderName::from_static("x-ms-version");
-const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
-const X_MS_CLIENT_REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-client-request-id");
-const DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("dataserviceversion");
-const MAX_DATA_SERVICE_VERSION: HeaderName = HeaderName::from_static("maxdataserviceversion");
-const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
-const PREFER: HeaderName = HeaderName::from_static("prefer");
+// Header names parsed once: naming a header by `&str` parses the name on every
+// request. The names are `tables_core::odata::header`'s.
+static X_MS_VERSION: LazyLock<HeaderName> = LazyLock::new(|| name(header::X_MS_VERSION));
+static X_MS_DATE: LazyLock<HeaderName> = LazyLock::new(|| name(header::X_MS_DATE));
+static X_MS_CLIENT_REQUEST_ID: LazyLock<HeaderName> =
+    LazyLock::new(|| name(header::X_MS_CLIENT_REQUEST_ID));
+static DATA_SERVICE_VERSION: LazyLock<HeaderName> =
+    LazyLock::new(|| name(header::DATA_SERVICE_VERSION));
+static MAX_DATA_SERVICE_VERSION: LazyLock<HeaderName> =
+    LazyLock::new(|| name(header::MAX_DATA_SERVICE_VERSION));
+static X_HTTP_METHOD: LazyLock<HeaderName> = LazyLock::new(|| name(header::X_HTTP_METHOD));
+static PREFER: LazyLock<HeaderName> = LazyLock::new(|| name(header::PREFER));
+
+/// A header name of the protocol (a constant, tested to parse).
+fn name(text: &'static str) -> HeaderName {
+    HeaderName::from_bytes(text.as_bytes()).expect("the protocol's header names are valid")
+}
 
 /// One request, as the engine describes it; the transport adds the URL base,
 /// version, date, authorization and request id headers.
@@ -143,7 +148,7 @@ impl Transport {
             let (error, may_have_applied, hint) = match attempt {
                 Attempt::Answer(mut response) => {
                     span.record("http.response.status_code", response.status);
-                    if let Some(id) = response.header("x-ms-request-id") {
+                    if let Some(id) = response.header(header::X_MS_REQUEST_ID) {
                         span.record("az.service_request_id", id);
                     }
                     if response.status < 300 {
@@ -221,15 +226,21 @@ impl Transport {
         // An RFC 1123 date is ASCII, so it always reads back as text.
         let date_text = date.to_str().unwrap_or_default();
         let mut headers = HeaderMap::with_capacity(10);
-        headers.insert(X_MS_VERSION, HeaderValue::from_static(API_VERSION));
-        headers.insert(X_MS_DATE, date.clone());
+        headers.insert(X_MS_VERSION.clone(), HeaderValue::from_static(API_VERSION));
+        headers.insert(X_MS_DATE.clone(), date.clone());
         headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_JSON));
-        headers.insert(DATA_SERVICE_VERSION, HeaderValue::from_static("3.0"));
         headers.insert(
-            MAX_DATA_SERVICE_VERSION,
+            DATA_SERVICE_VERSION.clone(),
+            HeaderValue::from_static("3.0"),
+        );
+        headers.insert(
+            MAX_DATA_SERVICE_VERSION.clone(),
             HeaderValue::from_static("3.0;NetFx"),
         );
-        headers.insert(X_MS_CLIENT_REQUEST_ID, header_value(client_request_id)?);
+        headers.insert(
+            X_MS_CLIENT_REQUEST_ID.clone(),
+            header_value(client_request_id)?,
+        );
         headers.insert(
             reqwest::header::USER_AGENT,
             HeaderValue::from_static(USER_AGENT),
@@ -247,10 +258,13 @@ impl Transport {
             headers.insert(reqwest::header::IF_MATCH, header_value(if_match)?);
         }
         if let Some(method) = request.tunnelled_method {
-            headers.insert(X_HTTP_METHOD, HeaderValue::from_static(method));
+            headers.insert(X_HTTP_METHOD.clone(), HeaderValue::from_static(method));
         }
         if request.prefer_no_content {
-            headers.insert(PREFER, HeaderValue::from_static("return-no-content"));
+            headers.insert(
+                PREFER.clone(),
+                HeaderValue::from_static(header::RETURN_NO_CONTENT),
+            );
         }
         if let Some(authorization) = self.authorization(request, url, date_text).await? {
             let mut value = header_value(&authorization)?;
@@ -317,9 +331,9 @@ impl Transport {
     /// The SDK error for an error answer; an auth failure says what most likely
     /// caused it.
     fn answer_error(&self, request: &Request, response: &Response) -> Error {
-        let code = response.header("x-ms-error-code");
+        let code = response.header(header::X_MS_ERROR_CODE);
         let mut error = service_error(response.status, code, &response.body);
-        if let Some(id) = response.header("x-ms-request-id") {
+        if let Some(id) = response.header(header::X_MS_REQUEST_ID) {
             error = error.with_request_id(id);
         }
         if response.status == StatusCode::TOO_MANY_REQUESTS.as_u16()
@@ -337,7 +351,7 @@ impl Transport {
                 operation: request.operation,
                 code: code.as_deref(),
                 service_time: response
-                    .header("date")
+                    .header(header::DATE)
                     .and_then(|d| httpdate::parse_http_date(d).ok()),
                 now: SystemTime::now(),
             };
@@ -440,5 +454,36 @@ fn finish(error: Error, uncertain: bool, retries: u32, client_request_id: &str) 
         error.with_may_have_applied()
     } else {
         error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocols_header_names_parse() {
+        for text in [
+            header::ACCEPT,
+            header::CONTENT_TYPE,
+            header::CONTENT_ID,
+            header::DATA_SERVICE_VERSION,
+            header::MAX_DATA_SERVICE_VERSION,
+            header::DATE,
+            header::ETAG,
+            header::IF_MATCH,
+            header::PREFER,
+            header::RETRY_AFTER,
+            header::X_HTTP_METHOD,
+            header::X_MS_CLIENT_REQUEST_ID,
+            header::X_MS_DATE,
+            header::X_MS_ERROR_CODE,
+            header::X_MS_REQUEST_ID,
+            header::X_MS_RETRY_AFTER_MS,
+            header::X_MS_VERSION,
+        ] {
+            assert!(name(text).as_str().eq_ignore_ascii_case(text), "{text}");
+        }
+        assert_eq!(*X_MS_VERSION, "x-ms-version");
     }
 }

@@ -17,6 +17,8 @@ use std::fmt;
 
 use crate::entity_key::EntityKey;
 
+pub mod code;
+
 mod origin;
 
 pub use origin::{AuthHint, Origin};
@@ -108,32 +110,32 @@ impl ErrorKind {
     /// The in-memory engine uses this so that its errors carry the service's codes.
     pub fn service_default(self) -> (u16, &'static str) {
         match self {
-            ErrorKind::TableNotFound => (404, "TableNotFound"),
-            ErrorKind::EntityNotFound => (404, "ResourceNotFound"),
-            ErrorKind::TableAlreadyExists => (409, "TableAlreadyExists"),
-            ErrorKind::EntityAlreadyExists => (409, "EntityAlreadyExists"),
-            ErrorKind::TableBeingDeleted => (409, "TableBeingDeleted"),
-            ErrorKind::PreconditionFailed => (412, "UpdateConditionNotSatisfied"),
-            ErrorKind::InvalidKey => (400, "InvalidInput"),
-            ErrorKind::InvalidTableName => (400, "InvalidResourceName"),
-            ErrorKind::InvalidProperty => (400, "PropertyNameInvalid"),
-            ErrorKind::PropertyValueTooLarge => (400, "PropertyValueTooLarge"),
-            ErrorKind::TooManyProperties => (400, "TooManyProperties"),
-            ErrorKind::EntityTooLarge => (400, "EntityTooLarge"),
-            ErrorKind::InvalidValue => (400, "InvalidValueType"),
-            ErrorKind::InvalidFilter => (400, "InvalidInput"),
-            ErrorKind::InvalidQuery => (400, "InvalidQueryParameterValue"),
-            ErrorKind::InvalidContinuationToken => (400, "InvalidQueryParameterValue"),
-            ErrorKind::InvalidBatch => (400, "InvalidInput"),
-            ErrorKind::RequestTooLarge => (413, "RequestBodyTooLarge"),
-            ErrorKind::InvalidInput => (400, "InvalidInput"),
-            ErrorKind::Auth => (403, "AuthorizationFailure"),
-            ErrorKind::Throttled => (503, "ServerBusy"),
-            ErrorKind::Timeout => (500, "OperationTimedOut"),
+            ErrorKind::TableNotFound => (404, code::TABLE_NOT_FOUND),
+            ErrorKind::EntityNotFound => (404, code::RESOURCE_NOT_FOUND),
+            ErrorKind::TableAlreadyExists => (409, code::TABLE_ALREADY_EXISTS),
+            ErrorKind::EntityAlreadyExists => (409, code::ENTITY_ALREADY_EXISTS),
+            ErrorKind::TableBeingDeleted => (409, code::TABLE_BEING_DELETED),
+            ErrorKind::PreconditionFailed => (412, code::UPDATE_CONDITION_NOT_SATISFIED),
+            ErrorKind::InvalidKey => (400, code::INVALID_INPUT),
+            ErrorKind::InvalidTableName => (400, code::INVALID_RESOURCE_NAME),
+            ErrorKind::InvalidProperty => (400, code::PROPERTY_NAME_INVALID),
+            ErrorKind::PropertyValueTooLarge => (400, code::PROPERTY_VALUE_TOO_LARGE),
+            ErrorKind::TooManyProperties => (400, code::TOO_MANY_PROPERTIES),
+            ErrorKind::EntityTooLarge => (400, code::ENTITY_TOO_LARGE),
+            ErrorKind::InvalidValue => (400, code::INVALID_VALUE_TYPE),
+            ErrorKind::InvalidFilter => (400, code::INVALID_INPUT),
+            ErrorKind::InvalidQuery => (400, code::INVALID_QUERY_PARAMETER_VALUE),
+            ErrorKind::InvalidContinuationToken => (400, code::INVALID_QUERY_PARAMETER_VALUE),
+            ErrorKind::InvalidBatch => (400, code::INVALID_INPUT),
+            ErrorKind::RequestTooLarge => (413, code::REQUEST_BODY_TOO_LARGE),
+            ErrorKind::InvalidInput => (400, code::INVALID_INPUT),
+            ErrorKind::Auth => (403, code::AUTHORIZATION_FAILURE),
+            ErrorKind::Throttled => (503, code::SERVER_BUSY),
+            ErrorKind::Timeout => (500, code::OPERATION_TIMED_OUT),
             ErrorKind::Transport => (0, ""),
-            ErrorKind::Server => (500, "InternalError"),
+            ErrorKind::Server => (500, code::INTERNAL_ERROR),
             ErrorKind::Decode => (0, ""),
-            ErrorKind::Unsupported => (501, "NotImplemented"),
+            ErrorKind::Unsupported => (501, code::NOT_IMPLEMENTED),
             // The client's own rule: a conflict, but no code the service sends.
             ErrorKind::UniqueViolation => (409, ""),
         }
@@ -145,43 +147,45 @@ impl ErrorKind {
     /// a specific kind; unknown codes fall back on the status class.
     pub fn from_service(status: u16, code: &str) -> ErrorKind {
         match code {
-            "TableNotFound" => ErrorKind::TableNotFound,
-            "ResourceNotFound" | "EntityNotFound" => ErrorKind::EntityNotFound,
-            "TableAlreadyExists" => ErrorKind::TableAlreadyExists,
-            "EntityAlreadyExists" => ErrorKind::EntityAlreadyExists,
-            "TableBeingDeleted" => ErrorKind::TableBeingDeleted,
-            "UpdateConditionNotSatisfied" | "ConditionNotMet" => ErrorKind::PreconditionFailed,
-            "KeyValueTooLarge" => ErrorKind::InvalidKey,
-            "OutOfRangeInput" | "InvalidResourceName" => ErrorKind::InvalidTableName,
-            "PropertyNameInvalid"
-            | "PropertyNameTooLong"
-            | "DuplicatePropertiesSpecified"
-            | "PropertiesNeedValue" => ErrorKind::InvalidProperty,
-            "PropertyValueTooLarge" => ErrorKind::PropertyValueTooLarge,
-            "TooManyProperties" => ErrorKind::TooManyProperties,
-            "EntityTooLarge" => ErrorKind::EntityTooLarge,
-            "InvalidValueType" => ErrorKind::InvalidValue,
-            "InvalidQueryParameterValue" => ErrorKind::InvalidQuery,
-            "InvalidDuplicateRow" | "CommandsInBatchActOnDifferentPartitions" => {
+            code::TABLE_NOT_FOUND => ErrorKind::TableNotFound,
+            code::RESOURCE_NOT_FOUND | code::ENTITY_NOT_FOUND => ErrorKind::EntityNotFound,
+            code::TABLE_ALREADY_EXISTS => ErrorKind::TableAlreadyExists,
+            code::ENTITY_ALREADY_EXISTS => ErrorKind::EntityAlreadyExists,
+            code::TABLE_BEING_DELETED => ErrorKind::TableBeingDeleted,
+            code::UPDATE_CONDITION_NOT_SATISFIED | code::CONDITION_NOT_MET => {
+                ErrorKind::PreconditionFailed
+            }
+            code::KEY_VALUE_TOO_LARGE => ErrorKind::InvalidKey,
+            code::OUT_OF_RANGE_INPUT | code::INVALID_RESOURCE_NAME => ErrorKind::InvalidTableName,
+            code::PROPERTY_NAME_INVALID
+            | code::PROPERTY_NAME_TOO_LONG
+            | code::DUPLICATE_PROPERTIES_SPECIFIED
+            | code::PROPERTIES_NEED_VALUE => ErrorKind::InvalidProperty,
+            code::PROPERTY_VALUE_TOO_LARGE => ErrorKind::PropertyValueTooLarge,
+            code::TOO_MANY_PROPERTIES => ErrorKind::TooManyProperties,
+            code::ENTITY_TOO_LARGE => ErrorKind::EntityTooLarge,
+            code::INVALID_VALUE_TYPE => ErrorKind::InvalidValue,
+            code::INVALID_QUERY_PARAMETER_VALUE => ErrorKind::InvalidQuery,
+            code::INVALID_DUPLICATE_ROW | code::COMMANDS_IN_BATCH_ACT_ON_DIFFERENT_PARTITIONS => {
                 ErrorKind::InvalidBatch
             }
-            "RequestBodyTooLarge" => ErrorKind::RequestTooLarge,
-            "InvalidInput"
-            | "InvalidHeaderValue"
-            | "HostInformationNotPresent"
-            | "XMethodIncorrectCount"
-            | "XMethodIncorrectValue"
-            | "XMethodNotUsingPost"
-            | "JsonFormatNotSupported"
-            | "AtomFormatNotSupported"
-            | "InvalidOperation" => ErrorKind::InvalidInput,
-            "AuthenticationFailed" | "AuthorizationFailure" | "AuthorizationPermissionMismatch" => {
-                ErrorKind::Auth
-            }
-            "ServerBusy" => ErrorKind::Throttled,
-            "OperationTimedOut" => ErrorKind::Timeout,
-            "InternalError" => ErrorKind::Server,
-            "NotImplemented" | "MethodNotAllowed" => ErrorKind::Unsupported,
+            code::REQUEST_BODY_TOO_LARGE => ErrorKind::RequestTooLarge,
+            code::INVALID_INPUT
+            | code::INVALID_HEADER_VALUE
+            | code::HOST_INFORMATION_NOT_PRESENT
+            | code::X_METHOD_INCORRECT_COUNT
+            | code::X_METHOD_INCORRECT_VALUE
+            | code::X_METHOD_NOT_USING_POST
+            | code::JSON_FORMAT_NOT_SUPPORTED
+            | code::ATOM_FORMAT_NOT_SUPPORTED
+            | code::INVALID_OPERATION => ErrorKind::InvalidInput,
+            code::AUTHENTICATION_FAILED
+            | code::AUTHORIZATION_FAILURE
+            | code::AUTHORIZATION_PERMISSION_MISMATCH => ErrorKind::Auth,
+            code::SERVER_BUSY => ErrorKind::Throttled,
+            code::OPERATION_TIMED_OUT => ErrorKind::Timeout,
+            code::INTERNAL_ERROR => ErrorKind::Server,
+            code::NOT_IMPLEMENTED | code::METHOD_NOT_ALLOWED => ErrorKind::Unsupported,
             _ => match status {
                 404 => ErrorKind::EntityNotFound,
                 409 => ErrorKind::EntityAlreadyExists,

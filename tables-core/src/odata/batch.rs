@@ -11,11 +11,10 @@
 
 use std::borrow::Cow;
 
+use super::header;
 use crate::entity::ETag;
 use crate::error::{Error, Result};
 use crate::write::{WriteMode, WriteOp, WriteOutcome};
-
-const ACCEPT: &str = "application/json;odata=minimalmetadata";
 
 /// A `$batch` request body and its `Content-Type` header value.
 #[derive(Debug, Clone)]
@@ -62,28 +61,33 @@ pub fn encode_batch(
     line(&mut body, &[]);
     for (index, op) in ops.iter().enumerate() {
         let mode = op.mode();
-        let (method, url) = match mode {
-            WriteMode::Insert => ("POST", format!("{base}/{table}")),
-            WriteMode::Replace | WriteMode::UpsertReplace => ("PUT", entity_url(base, table, op)),
-            WriteMode::Merge | WriteMode::UpsertMerge => ("MERGE", entity_url(base, table, op)),
-            WriteMode::Delete => ("DELETE", entity_url(base, table, op)),
-        };
+        let (method, path) = super::path::write_target(table, op);
+        let url = format!("{base}/{path}");
         line(&mut body, &["--changeset_", changeset_id]);
         line(&mut body, &["Content-Type: application/http"]);
         line(&mut body, &["Content-Transfer-Encoding: binary"]);
         line(&mut body, &[]);
         line(&mut body, &[method, " ", &url, " HTTP/1.1"]);
-        line(&mut body, &["Content-ID: ", &(index + 1).to_string()]);
-        line(&mut body, &["Accept: ", ACCEPT]);
-        line(&mut body, &["DataServiceVersion: 3.0;"]);
+        line(
+            &mut body,
+            &[header::CONTENT_ID, ": ", &(index + 1).to_string()],
+        );
+        line(&mut body, &[header::ACCEPT, ": ", header::ACCEPT_JSON]);
+        line(&mut body, &[header::DATA_SERVICE_VERSION, ": 3.0;"]);
         if mode == WriteMode::Insert {
-            line(&mut body, &["Prefer: return-no-content"]);
+            line(
+                &mut body,
+                &[header::PREFER, ": ", header::RETURN_NO_CONTENT],
+            );
         }
         if let Some(if_match) = op.if_match() {
-            line(&mut body, &["If-Match: ", if_match.header_value()]);
+            line(
+                &mut body,
+                &[header::IF_MATCH, ": ", if_match.header_value()],
+            );
         }
         if let Some(entity) = op.entity() {
-            line(&mut body, &["Content-Type: application/json"]);
+            line(&mut body, &[header::CONTENT_TYPE, ": ", header::JSON]);
             line(&mut body, &[]);
             super::encode_entity(entity, &mut body);
         } else {
@@ -98,10 +102,6 @@ pub fn encode_batch(
         content_type: format!("multipart/mixed; boundary=batch_{batch_id}"),
         body,
     }
-}
-
-fn entity_url(base: &str, table: &str, op: &WriteOp) -> String {
-    format!("{base}/{}", super::entity_path(table, &op.key()))
 }
 
 fn line(out: &mut Vec<u8>, pieces: &[&str]) {
@@ -149,8 +149,8 @@ pub fn parse_batch_response(
                 &format!("part {number} has no HTTP status line (found {shown})"),
             )
         })?;
-        let content_id = header(&headers, "content-id")
-            .or_else(|| header(&part.headers, "content-id"))
+        let content_id = header(&headers, header::CONTENT_ID)
+            .or_else(|| header(&part.headers, header::CONTENT_ID))
             .and_then(parse_content_id);
         responses.push(SubResponse {
             status,
@@ -183,7 +183,7 @@ struct SubResponse<'a> {
 }
 
 fn failure(part: &SubResponse<'_>, operations: usize) -> Error {
-    let code = header(&part.headers, "x-ms-error-code").map(text);
+    let code = header(&part.headers, header::X_MS_ERROR_CODE).map(text);
     let err = super::service_error(part.status, code.as_deref(), part.body);
     let (prefixed, rest) = super::split_batch_index(err.message());
     if let Some(index) = prefixed.filter(|index| *index < operations) {
@@ -207,7 +207,7 @@ fn failure(part: &SubResponse<'_>, operations: usize) -> Error {
 }
 
 fn outcome(part: &SubResponse<'_>) -> WriteOutcome {
-    let mut etag = header(&part.headers, "etag")
+    let mut etag = header(&part.headers, header::ETAG)
         .map(|value| text(value).trim().to_owned())
         .filter(|value| !value.is_empty())
         .map(ETag::new);
@@ -324,7 +324,7 @@ fn read_parts<'a>(content_type: &'a [u8], body: &'a [u8]) -> Result<Vec<Part<'a>
     let mut parts = Vec::new();
     for outer in split_multipart(body, boundary)? {
         let (headers, rest) = read_mime_head(outer);
-        match header(&headers, "content-type").filter(|ct| is_multipart(ct)) {
+        match header(&headers, header::CONTENT_TYPE).filter(|ct| is_multipart(ct)) {
             Some(ct) => {
                 let inner = boundary_param(ct)
                     .or_else(|| sniff_boundary(rest))

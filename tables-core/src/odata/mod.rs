@@ -7,8 +7,11 @@
 //! input and never panics.
 
 pub mod batch;
+pub mod continuation;
 mod entity;
 mod error;
+pub mod header;
+pub mod path;
 mod url;
 
 pub use entity::{
@@ -16,6 +19,5 @@ pub use entity::{
     entity_to_json,
 };
 pub use error::{parse_error_body, service_error, split_batch_index, ServiceError};
-pub use url::{
-    encode_query_value, entity_path, entity_query_string, table_query_string, table_resource_path,
-};
+pub use path::{entity_path, table_resource_path};
+pub use url::{encode_query_value, entity_query_string, table_query_string};

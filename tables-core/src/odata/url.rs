@@ -1,4 +1,4 @@
-//! Resource paths and query strings, relative to the account URL.
+//! Query strings, and the percent-encoding of paths and query values.
 //!
 //! Everything outside the URI's unreserved characters (ALPHA / DIGIT / `-._~`) is
 //! percent-encoded, so `%`, spaces, `&`, `=`, `+` and non-ASCII text in keys and query
@@ -7,60 +7,19 @@
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use crate::entity::EntityKey;
+use super::continuation::{NEXT_PARTITION_KEY, NEXT_ROW_KEY, NEXT_TABLE_NAME};
 use crate::filter::{Column, Filter};
 use crate::query::{ContinuationToken, ListTablesOptions};
 
 /// Every byte but ALPHA / DIGIT / `-._~` is encoded (RFC 3986 unreserved).
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+pub(super) const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
     .remove(b'_')
     .remove(b'~');
 
 /// Table names: also keeps the `$` of system tables (`$MetricsHourPrimaryTransactionsTable`).
-const TABLE_NAME: &AsciiSet = &UNRESERVED.remove(b'$');
-
-/// The path of one entity: `<table>(PartitionKey='<pk>',RowKey='<rk>')`.
-///
-/// Inside each key literal a `'` is doubled (`''`, sent literally) and every byte
-/// outside ALPHA / DIGIT / `-._~` is percent-encoded (`%` as `%25`, space as `%20`,
-/// non-ASCII as its UTF-8 `%XX`); the structural `'(),=` stay literal.
-///
-/// ```
-/// use tables_core::{odata, EntityKey};
-///
-/// let key = EntityKey::new("o'hara", "a b%c");
-/// assert_eq!(
-///     odata::entity_path("probe1", &key),
-///     "probe1(PartitionKey='o''hara',RowKey='a%20b%25c')"
-/// );
-/// ```
-pub fn entity_path(table: &str, key: &EntityKey) -> String {
-    let mut out =
-        String::with_capacity(table.len() + 3 * (key.partition_key.len() + key.row_key.len()) + 32);
-    out.extend(utf8_percent_encode(table, TABLE_NAME));
-    out.push_str("(PartitionKey=");
-    push_literal(&mut out, &key.partition_key, UNRESERVED);
-    out.push_str(",RowKey=");
-    push_literal(&mut out, &key.row_key, UNRESERVED);
-    out.push(')');
-    out
-}
-
-/// The path of a table as a resource of the table list: `Tables('<table>')`, for
-/// Delete Table.
-///
-/// ```
-/// assert_eq!(tables_core::odata::table_resource_path("mytable"), "Tables('mytable')");
-/// ```
-pub fn table_resource_path(table: &str) -> String {
-    let mut out = String::with_capacity(table.len() + 10);
-    out.push_str("Tables(");
-    push_literal(&mut out, table, TABLE_NAME);
-    out.push(')');
-    out
-}
+pub(super) const TABLE_NAME: &AsciiSet = &UNRESERVED.remove(b'$');
 
 /// Percent-encodes a query-string value: every byte outside ALPHA / DIGIT / `-._~`.
 ///
@@ -108,9 +67,9 @@ pub fn entity_query_string(
         push_param(&mut out, "$top", &top.to_string());
     }
     if let Some(token) = continuation {
-        push_param(&mut out, "NextPartitionKey", token.next_partition_key());
+        push_param(&mut out, NEXT_PARTITION_KEY, token.next_partition_key());
         if let Some(row_key) = token.next_row_key() {
-            push_param(&mut out, "NextRowKey", row_key);
+            push_param(&mut out, NEXT_ROW_KEY, row_key);
         }
     }
     out
@@ -143,13 +102,13 @@ pub fn table_query_string(options: &ListTablesOptions) -> String {
         push_param(&mut out, "$top", &top.to_string());
     }
     if let Some(next) = &options.continuation {
-        push_param(&mut out, "NextTableName", next);
+        push_param(&mut out, NEXT_TABLE_NAME, next);
     }
     out
 }
 
 /// Appends `'<text>'` with quotes doubled and everything outside `keep` encoded.
-fn push_literal(out: &mut String, text: &str, keep: &'static AsciiSet) {
+pub(super) fn push_literal(out: &mut String, text: &str, keep: &'static AsciiSet) {
     out.push('\'');
     for (i, part) in text.split('\'').enumerate() {
         if i > 0 {
@@ -173,7 +132,9 @@ fn push_param(out: &mut String, name: &str, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entity::EntityKey;
     use crate::filter::col;
+    use crate::odata::{entity_path, table_resource_path};
 
     #[test]
     fn entity_paths_escape_keys() {

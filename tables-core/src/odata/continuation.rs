@@ -1,0 +1,94 @@
+//! Continuation (docs/protocol.md §6), both ways: a page that is not the last carries
+//! the next position in `x-ms-continuation-<Name>` headers, and the next request
+//! passes it back as `<Name>` query parameters. The remote engine reads the headers
+//! and writes the parameters; a server writes the headers and reads the parameters.
+
+use crate::query::ContinuationToken;
+
+/// The next PartitionKey of an entity query.
+pub const NEXT_PARTITION_KEY: &str = "NextPartitionKey";
+/// The next RowKey of an entity query.
+pub const NEXT_ROW_KEY: &str = "NextRowKey";
+/// The next table name of a table listing.
+pub const NEXT_TABLE_NAME: &str = "NextTableName";
+
+/// The response header of a continuation value: `x-ms-continuation-<name>`.
+pub fn header_name(name: &str) -> String {
+    format!("x-ms-continuation-{name}")
+}
+
+/// The entity-query token in a response's headers (`header` looks one up by name,
+/// case-insensitively); `None` on the last page. Empty values count as absent.
+pub fn entity_token_from_headers<'a>(
+    header: impl Fn(&str) -> Option<&'a str>,
+) -> Option<ContinuationToken> {
+    let pk = header(&header_name(NEXT_PARTITION_KEY)).filter(|pk| !pk.is_empty())?;
+    let rk = header(&header_name(NEXT_ROW_KEY))
+        .filter(|rk| !rk.is_empty())
+        .map(str::to_owned);
+    Some(ContinuationToken::new(pk, rk))
+}
+
+/// The headers that carry `token`: name and value, the row key's only when the
+/// token has one.
+pub fn entity_token_headers(token: &ContinuationToken) -> Vec<(String, String)> {
+    let mut headers = vec![(
+        header_name(NEXT_PARTITION_KEY),
+        token.next_partition_key().to_owned(),
+    )];
+    if let Some(row_key) = token.next_row_key() {
+        headers.push((header_name(NEXT_ROW_KEY), row_key.to_owned()));
+    }
+    headers
+}
+
+/// The table-listing position in a response's headers; `None` on the last page.
+pub fn table_token_from_headers<'a>(header: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+    header(&header_name(NEXT_TABLE_NAME))
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+}
+
+/// The header that carries a table-listing position.
+pub fn table_token_header(next_table_name: &str) -> (String, String) {
+    (header_name(NEXT_TABLE_NAME), next_table_name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup<'h>(headers: &'h [(String, String)]) -> impl Fn(&str) -> Option<&'h str> + 'h {
+        move |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+    }
+
+    #[test]
+    fn entity_tokens_round_trip_through_headers() {
+        for token in [
+            ContinuationToken::new("1!8!U21pdGg-", Some("1!4!YWI-".to_owned())),
+            ContinuationToken::new("p", None),
+        ] {
+            let headers = entity_token_headers(&token);
+            assert_eq!(entity_token_from_headers(lookup(&headers)), Some(token));
+        }
+        assert_eq!(entity_token_from_headers(lookup(&[])), None);
+        let empty = vec![(header_name(NEXT_PARTITION_KEY), String::new())];
+        assert_eq!(entity_token_from_headers(lookup(&empty)), None);
+    }
+
+    #[test]
+    fn table_tokens_round_trip_through_headers() {
+        let headers = vec![table_token_header("logs2")];
+        assert_eq!(headers[0].0, "x-ms-continuation-NextTableName");
+        assert_eq!(
+            table_token_from_headers(lookup(&headers)).as_deref(),
+            Some("logs2")
+        );
+        assert_eq!(table_token_from_headers(lookup(&[])), None);
+    }
+}
