@@ -401,12 +401,22 @@ async fn expense_log_tail_returns_the_newest_ten_first(engine: &dyn Engine) {
     let spec = QuerySpec::new()
         .filter(Filter::partition_key("000123"))
         .top(10);
-    let page = engine.query("Expenses", &spec, None).await.unwrap();
-    let newest: Vec<Expense> = page
-        .items
-        .into_iter()
-        .map(|row| Expense::from_entity(row).unwrap())
-        .collect();
+    // A page may hold fewer rows than `$top`: read pages until there are ten.
+    let mut newest: Vec<Expense> = Vec::new();
+    let mut token = None;
+    while newest.len() < 10 {
+        let page = engine
+            .query("Expenses", &spec, token.as_ref())
+            .await
+            .unwrap();
+        newest.extend(
+            page.items
+                .into_iter()
+                .map(|row| Expense::from_entity(row).unwrap()),
+        );
+        token = page.continuation;
+    }
+    newest.truncate(10);
     written.reverse();
     assert_eq!(newest, written[..10]);
 

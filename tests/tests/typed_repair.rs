@@ -232,8 +232,11 @@ async fn checks_run_page_by_page_and_resume_from_a_token(backend: Backend) {
     let mut check = staff.repair_indexes().partition("Sales").index("email");
     let first = check.next_page().await.unwrap().unwrap();
     assert_eq!(first.progress.phase, CheckPhase::Entities);
-    assert_eq!(first.progress.entities_checked, 2);
-    assert_eq!(first.findings.len(), 2);
+    // A page checks at most the client's page size: fewer on an engine of shorter
+    // pages.
+    let checked = first.progress.entities_checked;
+    assert!((1..=2).contains(&checked), "{checked} entities on the first page");
+    assert_eq!(first.findings.len() as u64, checked);
     let token: CheckToken = first.next.unwrap().to_string().parse().unwrap();
     drop(check);
     // Another check refuses the token.
