@@ -52,6 +52,14 @@
 //! Every scenario uses table names unique to the run ([`Ctx::table_name`]) and
 //! deletes its tables afterwards, so the whole suite can share one endpoint and run
 //! in parallel.
+//!
+//! # The typed tests
+//!
+//! The typed end-to-end tests (`tests/tests/typed_*.rs`, `derive_guide.rs`) run
+//! their scenarios on one engine matrix, [`typed_matrix!`]: the mem engine with
+//! default paging, with one-entity pages that end at partition boundaries, and
+//! Azurite. What they share (the matrix's [`typed::Backend`], entities, the index
+//! checker) is in [`typed`].
 
 pub mod azurite;
 pub mod batch;
@@ -69,6 +77,7 @@ pub mod paging;
 pub mod read;
 pub mod select_top;
 pub mod tables;
+pub mod typed;
 pub mod write_modes;
 
 pub use forward::{Forward, Forwarding};
