@@ -211,6 +211,43 @@ pub async fn deleted_table_is_gone(engine: &dyn Engine, ctx: &Ctx) -> Result<()>
     Ok(())
 }
 
+/// Table names list in ordinal order: upper case before lower case.
+pub async fn table_names_list_in_ordinal_order(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    for suffix in ["beta", "alpha", "Gamma", "alpha2", "Alphabet"] {
+        ctx.create_named(engine, suffix).await?;
+    }
+    let p = ctx.prefix();
+    let expected: Vec<String> = ["Alphabet", "Gamma", "alpha", "alpha2", "beta"]
+        .iter()
+        .map(|s| format!("{p}{s}"))
+        .collect();
+    for page_size in [None, Some(2)] {
+        assert_eq!(
+            list_all_tables(engine, p, page_size).await?,
+            expected,
+            "page size {page_size:?}"
+        );
+    }
+    Ok(())
+}
+
+/// A table deleted through another case of its name is gone, with its entities.
+pub async fn table_deleted_in_another_case_is_gone(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_named(engine, "Temp").await?;
+    engine
+        .write(&table, &WriteOp::Insert(DynamicEntity::new("p", "r")))
+        .await?;
+    engine.delete_table(&table.to_uppercase()).await?;
+    assert!(
+        list_all_tables(engine, ctx.prefix(), None)
+            .await?
+            .is_empty(),
+        "the table is gone"
+    );
+    check_table_gone(engine, &table).await;
+    Ok(())
+}
+
 /// Every operation on the missing `table` fails with `TableNotFound`, the
 /// service's answer, naming the table (the service's own message does not).
 async fn check_table_gone(engine: &dyn Engine, table: &str) {
@@ -219,17 +256,20 @@ async fn check_table_gone(engine: &dyn Engine, table: &str) {
     table_not_found(
         engine.get_entity(table, &key, None).await,
         table,
+        "TableNotFound",
         "get_entity",
     );
     table_not_found(
         engine.query(table, &QuerySpec::new(), None).await,
         table,
+        "TableNotFound",
         "query",
     );
     for op in every_mode(&entity) {
         table_not_found(
             engine.write(table, &op).await,
             table,
+            "TableNotFound",
             &format!("write {:?}", op.mode()),
         );
     }
@@ -238,18 +278,27 @@ async fn check_table_gone(engine: &dyn Engine, table: &str) {
             .submit_batch(table, &[WriteOp::Insert(entity.clone())])
             .await,
         table,
+        "TableNotFound",
         "submit_batch",
     );
-    table_not_found(engine.delete_table(table).await, table, "delete_table");
+    table_not_found(
+        engine.delete_table(table).await,
+        table,
+        "ResourceNotFound",
+        "delete_table",
+    );
 }
 
-/// Asserts a `TableNotFound` answer that names `table`.
+/// Asserts a `TableNotFound` answer that names `table`, with the service's status
+/// and code: 404 `TableNotFound` for an entity call, 404 `ResourceNotFound` for
+/// deleting the table.
 #[track_caller]
-fn table_not_found<T: std::fmt::Debug>(result: Result<T>, table: &str, what: &str) {
+fn table_not_found<T: std::fmt::Debug>(result: Result<T>, table: &str, code: &str, what: &str) {
     let err = expect_kind(result, ErrorKind::TableNotFound, what);
     assert_eq!(err.table(), Some(table), "{what}: {err:?}");
     assert!(err.to_string().contains(table), "{what}: {err}");
     assert_eq!(err.origin(), Origin::Service, "{what}: {err:?}");
+    expect_service(&err, 404, code, what);
 }
 
 /// One operation of each of the six write modes on `entity`'s key.
