@@ -53,6 +53,13 @@
 //! deletes its tables afterwards, so the whole suite can share one endpoint and run
 //! in parallel.
 //!
+//! # The wrappers
+//!
+//! `tests/tests/conformance_mem.rs` also runs the list through the engine wrappers
+//! over the mem engine, which must be invisible: a table-name prefix
+//! (`PrefixedEngine`, declaring only its shorter names,
+//! [`Capabilities::prefixed`]) and the fault injector with no fault armed.
+//!
 //! # The typed tests
 //!
 //! The typed end-to-end tests (`tests/tests/typed_*.rs`, `derive_guide.rs`) run
