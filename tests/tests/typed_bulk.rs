@@ -321,11 +321,11 @@ async fn an_engine_failure_fails_one_chunk(backend: Backend) -> Result<()> {
     );
     for i in report.failed_items() {
         let key = sample(&format!("s{}", i % 3), i).entity_key()?;
-        assert!(!exists(&service, "BulkThrottled", &key).await);
+        assert!(!exists(service, "BulkThrottled", &key).await);
     }
     for i in report.written_items() {
         let key = sample(&format!("s{}", i % 3), i).entity_key()?;
-        assert!(exists(&service, "BulkThrottled", &key).await);
+        assert!(exists(service, "BulkThrottled", &key).await);
     }
     Ok(())
 }
@@ -409,7 +409,7 @@ async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 
     assert_eq!(batches(), 0, "nothing was sent");
-    assert!(partition_rows(&service, "BulkInvalid", "dept0")
+    assert!(partition_rows(service, "BulkInvalid", "dept0")
         .await
         .is_empty());
 
@@ -510,7 +510,7 @@ async fn upsert_retries_after_a_concurrent_change(backend: Backend) -> Result<()
     let report = load.await.unwrap()?;
     assert!(report.is_complete(), "{report:?}");
     assert_eq!(engine.faults().calls_of(CallKind::Batch), 1 + 1 + 2);
-    let keys: Vec<String> = partition_rows(&service, "BulkRace", "dept0")
+    let keys: Vec<String> = partition_rows(service, "BulkRace", "dept0")
         .await
         .into_iter()
         .map(|r| r.row_key)
