@@ -57,8 +57,8 @@
 //!
 //! `tests/tests/conformance_mem.rs` also runs the list through the engine wrappers
 //! over the mem engine, which must be invisible: a table-name prefix
-//! (`PrefixedEngine`, declaring only its shorter names,
-//! [`Capabilities::prefixed`]) and the fault injector with no fault armed.
+//! (`PrefixedEngine`, with the capabilities [`Capabilities::prefixed`] declares)
+//! and the fault injector with no fault armed.
 //!
 //! # The typed tests
 //!
