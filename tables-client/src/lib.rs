@@ -35,6 +35,7 @@ mod bulk;
 
 mod upkeep;
 
+mod paging;
 mod periodic;
 mod prefixed;
 pub mod remote;
