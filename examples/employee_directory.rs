@@ -1,5 +1,6 @@
 //! Employee directory: a primary key, an intra-partition index, an inter-partition
-//! index, lookups and ranges (the design guide's first patterns).
+//! index, lookups and ranges (the first patterns of
+//! <https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>).
 //!
 //! ```text
 //! cargo run --example employee_directory

@@ -31,7 +31,7 @@ enum Role {
     Director,
 }
 
-/// An employee, marked the design guide's first way: by the RowKey prefix.
+/// An employee, marked by its RowKey prefix (`EMPLOYEE_000100`).
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "Employee", tag(row_key_prefix), rename_all = "PascalCase")]
 #[entity(partition_key = "{department}", row_key = "EMPLOYEE_{employee_id:06}")]

@@ -1,5 +1,5 @@
-//! [`PeriodicTables`]: the design guide's high-volume delete pattern, a table per
-//! period.
+//! [`PeriodicTables`]: a table per period, the high volume delete pattern of
+//! <https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>.
 
 use tables_core::key::validate_table_name;
 use tables_core::{DateTime, Error, ErrorKind, Result, Row};

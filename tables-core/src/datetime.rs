@@ -19,7 +19,7 @@ const FORMAT_HINT: &str = "expected YYYY-MM-DDTHH:MM:SS[.f up to 7 digits] follo
     `+HH:MM`, `-HH:MM` or nothing (UTC), e.g. 2013-08-02T17:37:43.9004348Z";
 
 /// An instant in UTC, counted in 100 ns ticks since 0001-01-01T00:00:00Z (the .NET
-/// tick epoch the design guide's log-tail pattern uses), restricted to the range the
+/// tick epoch, also the log tail pattern's), restricted to the range the
 /// service stores: 1601-01-01T00:00:00Z through 9999-12-31T23:59:59.9999999Z.
 ///
 /// `Display` gives the wire form, ISO 8601 in UTC with exactly seven fractional

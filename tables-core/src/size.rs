@@ -1,6 +1,6 @@
 //! Size accounting and entity validation, as the service counts them.
 //!
-//! Sizes follow the design guide's estimate: an entity is
+//! Sizes follow the service's published estimate (docs/protocol.md#limits): an entity is
 //! `4 + 2·len16(PartitionKey + RowKey) + Σ (8 + 2·len16(name) + value size)` bytes,
 //! where `len16` counts UTF-16 code units and a value is `2·len16 + 4` (string),
 //! `bytes + 4` (binary), 8 (DateTime, Double, Int64), 16 (Guid), 4 (Int32) or 1

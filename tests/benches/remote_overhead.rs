@@ -12,7 +12,7 @@
 //!
 //! - `get/engine`: `RemoteEngine::get_entity` of a realistic entity (ten properties
 //!   of every Edm type, `odata.metadata`, `odata.etag`, `Timestamp`, as Azure sends
-//!   it with minimal metadata; protocol.md §4) answered 200 with an `ETag` header,
+//!   it with minimal metadata; docs/protocol.md#entities) answered 200 with an `ETag` header,
 //!   decoded into a `DynamicEntity`.
 //!   `get/raw_reqwest`: the same GET with reqwest alone: the URL parsed once, the
 //!   headers built once (`x-ms-version`, `x-ms-date`, `Accept`, a fixed
@@ -367,7 +367,7 @@ fn stored_entity() -> DynamicEntity {
 }
 
 /// The 200 body of a GET, as Azure writes it with `odata=minimalmetadata`
-/// (protocol.md §4): `odata.metadata`, `odata.etag`, the keys, `Timestamp`, then the
+/// (docs/protocol.md#entities): `odata.metadata`, `odata.etag`, the keys, `Timestamp`, then the
 /// properties with their type annotations.
 fn get_body() -> Vec<u8> {
     let properties = odata::entity_to_json(&bench_entity("bench", "row-0001"));

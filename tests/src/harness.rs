@@ -59,21 +59,20 @@ impl Capabilities {
     /// The remote engine validates everything `tables-core` knows before sending, so
     /// Azurite's missing checks (property count and size, batch partitions, ...) never
     /// show. What remains are differences in how Azurite evaluates queries, each
-    /// with its source (the protocol reference is `shared/reference/protocol.md`):
+    /// with its source (docs/service-behaviour.md#azurite gathers them):
     /// - filters compare values across Edm types (`n gt '30'` matches an Int32):
     ///   Azurite's type-unaware query interpreter
     ///   (<https://github.com/Azure/Azurite/tree/main/src/table/persistence/QueryInterpreter>),
-    ///   protocol reference §9, and
     ///   <https://github.com/Azure/Azurite/issues/1192>,
     ///   <https://github.com/Azure/Azurite/issues/2342>;
     /// - DateTime filters compare at millisecond precision (JavaScript `Date`):
-    ///   protocol reference §9, <https://github.com/Azure/Azurite/issues/2069>;
+    ///   <https://github.com/Azure/Azurite/issues/2069>;
     /// - table names are case-insensitive only on creation:
     ///   <https://github.com/Azure/Azurite/pull/1405> made `createTable` compare
     ///   lowercased names, while entity operations look the table up by its exact
     ///   name (observed on 3.35.0: `TableNotFound` for `T` after creating `t`);
-    /// - no property-count limit, so a merge past 252 properties succeeds: protocol
-    ///   reference §8, <https://github.com/Azure/Azurite/issues/1446>;
+    /// - no property-count limit, so a merge past 252 properties succeeds:
+    ///   <https://github.com/Azure/Azurite/issues/1446>;
     /// - `-0.0` comes back as `0.0`: Azurite serialises with JavaScript's
     ///   `JSON.stringify`, which writes negative zero as `0`
     ///   (<https://tc39.es/ecma262/#sec-numeric-types-number-tostring>).

@@ -1,7 +1,7 @@
 //! Entity limits: property count, value size, entity size, property names.
 //!
 //! Sizes are tested well away from the exact boundaries, which the service itself
-//! treats inconsistently (see the protocol reference, §8).
+//! treats inconsistently (docs/service-behaviour.md#limits-and-checks-it-doesnt-make).
 
 use crate::prelude::*;
 

@@ -1,4 +1,5 @@
-//! The design guide's examples, stated with `#[derive(Entity)]` and run through the
+//! The examples of the table design patterns
+//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>), stated with `#[derive(Entity)]` and run through the
 //! raw `Engine` trait (the typed client builds on exactly this), on the mem engine
 //! and on the remote engine against the run's Azurite.
 

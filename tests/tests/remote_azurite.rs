@@ -175,8 +175,8 @@ async fn a_partition_range_sas_reads_inside_and_is_refused_outside() {
     }
 
     // A query over every partition is answered as Azure answers it, with the rows
-    // inside the range only. Azurite itself does not check SAS key ranges (protocol
-    // reference §3.3; https://github.com/Azure/Azurite/issues/726): the client adds
+    // inside the range only. Azurite itself does not check SAS key ranges
+    // (https://github.com/Azure/Azurite/issues/726): the client adds
     // the range to the filter, so the answer is the same on both.
     let everything = query_all(&reader, &table, &QuerySpec::new()).await.unwrap();
     let partitions: Vec<&str> = everything
@@ -368,7 +368,7 @@ async fn https_to_azurites_plain_http_port_says_tls() {
 }
 
 /// Unchecked filter text reaches the service as written: Azurite reads upper-case
-/// keywords (protocol reference §9), which `Filter::parse` does not, and answers
+/// keywords (docs/service-behaviour.md#filters), which `Filter::parse` does not, and answers
 /// the query.
 #[tokio::test]
 async fn unchecked_filter_text_reaches_the_service_as_written() {

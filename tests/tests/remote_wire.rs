@@ -225,7 +225,7 @@ async fn client_errors_are_not_retried_and_keep_their_kinds() {
     assert_eq!(err.kind(), ErrorKind::TableAlreadyExists);
     assert_eq!(server.request_count(), 1);
 
-    // Deleting a missing table answers 404 ResourceNotFound (protocol.md §5).
+    // Deleting a missing table answers 404 ResourceNotFound (docs/protocol.md#errors).
     let (server, engine) = always(|| error_reply(404, "ResourceNotFound")).await;
     let err = engine.delete_table(TABLE).await.expect_err("no table");
     assert_eq!(err.kind(), ErrorKind::TableNotFound);

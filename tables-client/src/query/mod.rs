@@ -285,7 +285,8 @@ impl<T: Row> Query<T> {
     }
 
     /// How the service will run the query: a point read, a RowKey range, a
-    /// partition scan or a table scan (the design guide's cost ladder).
+    /// partition scan or a table scan (the query cost ladder,
+    /// docs/protocol.md#query-cost).
     pub fn plan(&self) -> QueryPlan {
         QueryPlan::of(self.full_filter().as_ref())
     }

@@ -18,8 +18,8 @@ use super::credential::{Credential, SasToken};
 use super::endpoint::Endpoint;
 use super::sas::{format_sas_time, TableSasPermissions};
 
-/// The clock difference the service tolerates on signed requests (protocol
-/// reference §2: "Azure rejects clock skew over about 15 min").
+/// The clock difference the service tolerates on signed requests: it refuses a
+/// request more than 15 minutes old (docs/protocol.md#request-headers).
 pub(crate) const MAX_CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
 
 /// What a request does, for messages and for telling which permission it needs.

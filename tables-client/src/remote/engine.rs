@@ -349,7 +349,7 @@ impl<'a> Op<'a> {
 }
 
 /// The SAS permissions a write needs: `a` to insert, `u` to replace or merge, both
-/// for an upsert, `d` to delete (protocol reference §3.3).
+/// for an upsert, `d` to delete (docs/protocol.md#shared-access-signatures).
 fn write_needs(op: &WriteOp) -> TableSasPermissions {
     let (add, update, delete) = match op {
         WriteOp::Insert(_) => (true, false, false),

@@ -1,7 +1,7 @@
 //! The key range of a SAS token, checked before a request is sent.
 //!
 //! A service SAS can limit a client to a range of keys (`spk`/`srk` to `epk`/`erk`,
-//! the design guide's per-user access). Azure refuses writes and reads of single
+//! e.g. a user's own partition). Azure refuses writes and reads of single
 //! entities outside the range with `403`, and answers queries with the entities
 //! inside the range only. The client does the same before sending, so a token
 //! behaves the same way on every endpoint (Azurite does not check ranges): a key

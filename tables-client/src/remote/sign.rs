@@ -104,7 +104,7 @@ mod tests {
         assert_eq!(canonical_resource("acct", "/", None), "/acct/");
     }
 
-    // protocol.md §3.2, vector 1.
+    // docs/protocol.md#shared-key-test-vectors, vector 1.
     #[test]
     fn shared_key_get_tables() {
         let resource = canonical_resource("devstoreaccount1", "/devstoreaccount1/Tables", None);
@@ -114,7 +114,7 @@ mod tests {
         );
     }
 
-    // protocol.md §3.2, vector 2.
+    // docs/protocol.md#shared-key-test-vectors, vector 2.
     #[test]
     fn shared_key_post_with_content_type() {
         let resource = canonical_resource("devstoreaccount1", "/devstoreaccount1/mytable", None);
@@ -132,7 +132,7 @@ mod tests {
         );
     }
 
-    // protocol.md §3.2, vector 3.
+    // docs/protocol.md#shared-key-test-vectors, vector 3.
     #[test]
     fn shared_key_entity_path() {
         let resource = canonical_resource(
@@ -146,7 +146,7 @@ mod tests {
         );
     }
 
-    // protocol.md §3.2, vector 4.
+    // docs/protocol.md#shared-key-test-vectors, vector 4.
     #[test]
     fn shared_key_lite_get_tables() {
         let resource = canonical_resource("devstoreaccount1", "/devstoreaccount1/Tables", None);

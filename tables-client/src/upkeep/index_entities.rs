@@ -1,5 +1,6 @@
 //! Index entities (`index_entity(..)`): one row per indexed value listing the
-//! entities that have it, the design guide's "EmployeeIDs" list.
+//! entities that have it, the "EmployeeIDs" list of the index entities pattern
+//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>).
 //!
 //! # Row format
 //!

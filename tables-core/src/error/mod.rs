@@ -141,8 +141,8 @@ impl ErrorKind {
 
     /// Classifies a service answer (HTTP status plus `x-ms-error-code`) into a kind.
     ///
-    /// Every error code listed in the protocol reference that a client can meet maps to
-    /// a specific kind; unknown codes fall back on the status class.
+    /// Every error code of the service's lists (docs/protocol.md#errors) that a client
+    /// can meet maps to a specific kind; unknown codes fall back on the status class.
     pub fn from_service(status: u16, code: &str) -> ErrorKind {
         match code {
             "TableNotFound" => ErrorKind::TableNotFound,

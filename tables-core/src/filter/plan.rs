@@ -1,5 +1,6 @@
 //! Query plans: which part of the key space a filter can match, in the terms of the
-//! design guide's cost ladder (point, range, partition scan, table scan).
+//! query cost ladder (point, range, partition scan, table scan;
+//! docs/protocol.md#query-cost).
 //!
 //! A plan only narrows where an engine looks; the engine still applies
 //! [`Filter::matches`] to every candidate. Plans are therefore *sound*: every entity

@@ -1,5 +1,6 @@
 //! Order-preserving key encodings: fixed-width unsigned integers, signed integers,
-//! ticks and inverted ticks (the design guide's log-tail pattern).
+//! ticks and inverted ticks (the log tail pattern of
+//! <https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>).
 //!
 //! Every encoding is fixed width and made of ASCII digits, so the service's ordinal
 //! string order equals the numeric (or time) order, and each decodes back exactly.

@@ -17,8 +17,8 @@ use crate::model::reader::write_text;
 /// 100 to 199: `RowKey ge 'empid_000100' and RowKey lt 'empid_000200'`.
 ///
 /// Derived entities generate helpers that build ranges from field values
-/// (`Employee::employee_id_range(100..200)`); [`KeyRange::prefix`] is the
-/// design guide's "starts with".
+/// (`Employee::employee_id_range(100..200)`); [`KeyRange::prefix`] is a
+/// "starts with", which the service's filters can only say as a range.
 ///
 /// ```
 /// use tables_core::model::KeyRange;

@@ -3,7 +3,8 @@
 //!
 //! By default every primary row carries `EntityType` (the kind) and `EntityVersion`
 //! (the version of the Rust type that wrote it). Tables written by other programs
-//! mark their types in other ways, or not at all; the design guide lists two: a
+//! mark their types in other ways, or not at all; the table design patterns
+//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>, "heterogeneous entity types") list two: a
 //! property naming the type, and a RowKey prefix (`EMPLOYEE_000100`,
 //! `DEPARTMENT_…`). A type states its tag with `#[entity(tag(..))]` or
 //! `#[entity(untagged)]`; queries filter by it on the service, decoding checks it,

@@ -1,4 +1,4 @@
-//! Continuation (protocol.md §6): the engine hands back the service's tokens and
+//! Continuation (docs/protocol.md#paging): the engine hands back the service's tokens and
 //! sends them back byte for byte, however odd their characters, and follows pages
 //! that are empty but carry a token.
 

@@ -1,6 +1,8 @@
-//! What goes on the wire: the headers of every request (protocol.md §2), the
-//! entity path (§1), the method and preconditions of each write mode (§5), and
-//! each credential's mark on the request (§3): SharedKey, SAS, bearer.
+//! What goes on the wire (docs/protocol.md): the headers of every request
+//! (#request-headers), the entity path (#endpoints-and-connection-strings), the method
+//! and preconditions of each write mode (#writes-and-etags), and each credential's
+//! mark on the request (#shared-key-signing, #shared-access-signatures): SharedKey,
+//! SAS, bearer.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -147,7 +149,7 @@ async fn requests_carry_the_protocol_headers_paths_and_preconditions() {
         if method == "POST" {
             assert_eq!(request.path(), format!("/{DEV_ACCOUNT}/{TABLE}"), "{what}");
         } else {
-            // Quotes doubled, then percent-encoded (protocol.md §1); `'` may be sent
+            // Quotes doubled, then percent-encoded (docs/protocol.md#endpoints-and-connection-strings); `'` may be sent
             // literally or as %27, the structural `(),=` literally.
             assert_eq!(percent_decode(request.path(), false), entity_path, "{what}");
             assert!(request.path().contains("a%20b%25c"), "{what}");

@@ -1,5 +1,5 @@
 //! Shared by the `remote_wire` tests: engines wired to a [`FakeServer`], canned
-//! answers in the Table service's shapes (protocol.md §4–§7), and readers for what
+//! answers in the Table service's shapes (docs/protocol.md), and readers for what
 //! the fake recorded.
 
 use std::future::Future;
@@ -9,14 +9,14 @@ use tables_client::remote::{AccountKey, Credential, RemoteEngine, RetryPolicy};
 use tables_client::{DynamicEntity, EntityKey};
 use tables_tests::fake_server::{FakeServer, Recorded, Reply};
 
-/// The development account (protocol.md §1).
+/// The development account (docs/protocol.md#endpoints-and-connection-strings).
 pub(crate) const DEV_ACCOUNT: &str = "devstoreaccount1";
-/// The development account's well-known key (protocol.md §1).
+/// The development account's well-known key (docs/protocol.md#endpoints-and-connection-strings).
 pub(crate) const DEV_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 /// The table every test talks to.
 pub(crate) const TABLE: &str = "mytable";
-/// The ETag the fake hands out (protocol.md §5 form).
+/// The ETag the fake hands out (in the form of docs/protocol.md#writes-and-etags).
 pub(crate) const ETAG: &str = r#"W/"datetime'2024-01-01T00%3A00%3A00.0000000Z'""#;
 /// The `Timestamp` matching [`ETAG`].
 pub(crate) const TIMESTAMP: &str = "2024-01-01T00:00:00.0000000Z";
@@ -92,7 +92,7 @@ pub(crate) fn key(partition_key: &str, row_key: &str) -> EntityKey {
     EntityKey::new(partition_key, row_key)
 }
 
-/// An entity as the service returns it in minimalmetadata (protocol.md §4).
+/// An entity as the service returns it in minimalmetadata (docs/protocol.md#entities).
 pub(crate) fn entity_value(partition_key: &str, row_key: &str) -> serde_json::Value {
     serde_json::json!({
         "odata.etag": ETAG,
@@ -118,7 +118,7 @@ pub(crate) fn no_content() -> Reply {
     Reply::empty(204).with_header("ETag", ETAG)
 }
 
-/// The service's JSON error body (protocol.md §8), with the usual request tail.
+/// The service's JSON error body (docs/protocol.md#errors), with the usual request tail.
 pub(crate) fn error_body(code: &str, message: &str) -> String {
     serde_json::json!({
         "odata.error": {
@@ -170,7 +170,8 @@ pub(crate) fn batch_body(parts: &[String]) -> String {
     body
 }
 
-/// `202` with [`batch_body`] and its multipart content type (protocol.md §7).
+/// `202` with [`batch_body`] and its multipart content type
+/// (docs/protocol.md#entity-group-transactions).
 pub(crate) fn batch_reply(parts: &[String]) -> Reply {
     raw_reply(
         202,

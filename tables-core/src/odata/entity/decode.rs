@@ -614,7 +614,8 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::odata::decode_entity;
 
-    /// The entity of protocol.md §4, as Azurite returned it (minimalmetadata).
+    /// An entity with a property of every Edm type, as Azurite returned it
+    /// (minimalmetadata).
     const AZURITE: &str = r#"{"odata.metadata":"http://127.0.0.1:10712/devstoreaccount1/$metadata#probe1/@Element",
  "odata.etag":"W/\"datetime'2026-11-21T22%3A27%3A39.1328500Z'\"",
  "PartitionKey":"pk1","RowKey":"rk1","S":"hello","I":42,
