@@ -1,4 +1,15 @@
-#![doc = include_str!("manual.md")]
+//! Derive macros of the `tables` SDK: `#[derive(Entity)]`, `#[derive(EntityUnion)]` and
+//! `#[derive(Property)]`.
+//!
+//! Use them through `tables-client`, which re-exports them next to the traits they
+//! implement; generated code names the runtime as `::tables_client::__private::..`, so
+//! a crate that depends on `tables-client` alone compiles it.
+//!
+//! The attribute reference, with runnable examples, is the `entity_attributes` module
+//! of `tables-client` (`tables_client::entity_attributes`, in `cargo doc --open`): every
+//! key of `#[entity(..)]`, the key template grammar, the field types, what each derive
+//! generates and every compile-time check. (This crate can't run examples of its own:
+//! the runtime they need depends on it.)
 
 mod attr;
 mod error;
@@ -10,7 +21,7 @@ use proc_macro::TokenStream;
 
 /// Derives `Entity` for a struct with named fields: key builders, range helpers,
 /// typed columns, index rows and the discriminator, from `#[entity(..)]`
-/// attributes. See the crate documentation for the grammar.
+/// attributes. Reference: `tables_client::entity_attributes`.
 #[proc_macro_derive(Entity, attributes(entity))]
 pub fn derive_entity(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -27,8 +38,8 @@ pub fn derive_entity(input: TokenStream) -> TokenStream {
 }
 
 /// Derives `EntityUnion` for an enum whose variants each wrap one entity type,
-/// with an optional `#[entity(other)]` catch-all holding the raw row. See the
-/// crate documentation.
+/// with an optional `#[entity(other)]` catch-all holding the raw row. Reference:
+/// `tables_client::entity_attributes`.
 #[proc_macro_derive(EntityUnion, attributes(entity))]
 pub fn derive_entity_union(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -39,8 +50,8 @@ pub fn derive_entity_union(input: TokenStream) -> TokenStream {
 }
 
 /// Derives `Property` for a unit enum (stored as its variants' texts) or a
-/// one-field tuple struct (stored as the inner value). See the crate
-/// documentation.
+/// one-field tuple struct (stored as the inner value). Reference:
+/// `tables_client::entity_attributes`.
 #[proc_macro_derive(Property, attributes(entity))]
 pub fn derive_property(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -96,7 +96,7 @@ pub const SYSTEM_ROW_MARK: char = '$';
 /// A Rust type stored as table rows: implemented by `#[derive(Entity)]`.
 ///
 /// The derive writes every method from the struct's `#[entity(..)]` attributes; see
-/// the `tables-client` crate docs for the attribute grammar and examples.
+/// `tables_client::entity_attributes` for the attribute grammar and examples.
 pub trait Entity: Sized + Send + Sync + 'static {
     /// The discriminator written as `EntityType` on every primary row.
     const KIND: &'static str;
