@@ -1,7 +1,8 @@
 //! The examples of the table design patterns
-//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>), stated with `#[derive(Entity)]` and run through the
-//! raw `Engine` trait (the typed client builds on exactly this), on the mem engine
-//! and on the remote engine against the run's Azurite.
+//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>),
+//! stated with `#[derive(Entity)]` and run through the raw `Engine` trait (the typed
+//! client builds on exactly this), on the mem engine and on the remote engine against
+//! the run's Azurite.
 
 #![allow(clippy::unwrap_used)] // test helpers build known-good values
 

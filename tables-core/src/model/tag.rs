@@ -4,8 +4,9 @@
 //! By default every primary row carries `EntityType` (the kind) and `EntityVersion`
 //! (the version of the Rust type that wrote it). Tables written by other programs
 //! mark their types in other ways, or not at all; the table design patterns
-//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>, "heterogeneous entity types") list two: a
-//! property naming the type, and a RowKey prefix (`EMPLOYEE_000100`,
+//! (<https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns>,
+//! "heterogeneous entity types") list two: a property naming the type, and a RowKey
+//! prefix (`EMPLOYEE_000100`,
 //! `DEPARTMENT_…`). A type states its tag with `#[entity(tag(..))]` or
 //! `#[entity(untagged)]`; queries filter by it on the service, decoding checks it,
 //! and an [`EntityUnion`](super::EntityUnion) picks the variant whose tag matches.
@@ -17,7 +18,8 @@ use crate::model::{
 };
 use crate::value::Value;
 
-/// How an entity type's rows are marked (see the [module docs](self)).
+/// How an entity type's rows are marked: by default `EntityType` and `EntityVersion`;
+/// `#[entity(tag(..))]` and `#[entity(untagged)]` choose another way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Tag {

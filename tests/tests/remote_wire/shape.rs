@@ -149,7 +149,8 @@ async fn requests_carry_the_protocol_headers_paths_and_preconditions() {
         if method == "POST" {
             assert_eq!(request.path(), format!("/{DEV_ACCOUNT}/{TABLE}"), "{what}");
         } else {
-            // Quotes doubled, then percent-encoded (docs/protocol.md#endpoints-and-connection-strings); `'` may be sent
+            // Quotes doubled, then percent-encoded
+            // (docs/protocol.md#endpoints-and-connection-strings); `'` may be sent
             // literally or as %27, the structural `(),=` literally.
             assert_eq!(percent_decode(request.path(), false), entity_path, "{what}");
             assert!(request.path().contains("a%20b%25c"), "{what}");
