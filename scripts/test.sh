@@ -144,9 +144,18 @@ trap 'printf "\nterminated\n" >&2; exit 143' TERM
 # ---------------------------------------------------------------------------
 # Azurite
 
-# Prints a port that was free on 127.0.0.1 a moment ago (node is needed anyway: it
-# runs Azurite).
+# need_node <what for>: fails, saying so, unless node (18 or later) is on the PATH.
+# The run needs it anyway: it runs Azurite and the JS SDK, and the script uses it
+# for the little it can't do in bash (a free port, cargo's metadata).
+need_node() {
+    command -v node >/dev/null 2>&1 && return 0
+    echo "node (18 or later) is needed to $1" >&2
+    return 1
+}
+
+# Prints a port that was free on 127.0.0.1 a moment ago.
 free_port() {
+    need_node "pick a free port" || return 1
     node -e 'const server = require("net").createServer();
 server.listen(0, "127.0.0.1", () => {
   console.log(server.address().port);
@@ -162,8 +171,9 @@ lock_digest() { # lock_digest <dir>
 # its node_modules already holds exactly that install.
 npm_ci_pinned() {
     local dir="$1" installed="$2"
-    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-        echo "node and npm are needed to install ${dir#"$ROOT"/} (node 18 or later)" >&2
+    need_node "install ${dir#"$ROOT"/}" || return 1
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "npm is needed to install ${dir#"$ROOT"/}" >&2
         return 1
     fi
     echo "node $(node --version), npm $(npm --version)"
@@ -246,12 +256,9 @@ azurite_version() {
 # Examples
 
 # Lists the [[example]] targets of the examples package, one name per line, from
-# cargo's metadata (read with node, which the run needs for Azurite anyway).
+# cargo's metadata.
 list_examples() {
-    if ! command -v node >/dev/null 2>&1; then
-        echo "node is needed to read cargo metadata (node 18 or later)" >&2
-        return 1
-    fi
+    need_node "read cargo's metadata" || return 1
     cargo metadata --no-deps --format-version 1 | node -e '
 const meta = JSON.parse(require("fs").readFileSync(0, "utf8"));
 for (const p of meta.packages) {
@@ -276,16 +283,18 @@ limited() {
     "$@"
 }
 
-run_example() { # run_example <name>: on the in-memory engine
+# run_example <name> <mem|azurite>: the example on the in-memory engine, or on the
+# run's Azurite (the examples read TABLES_CONNECTION_STRING).
+run_example() {
     (
-        unset TABLES_CONNECTION_STRING
-        limited "$EXAMPLE_TIMEOUT" cargo run --quiet -p "$EXAMPLES_PACKAGE" --example "$1"
-    )
-}
-
-run_example_on_azurite() { # run_example_on_azurite <name>: on the run's Azurite
-    (
-        export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_AZURITE_URL"
+        case "$2" in
+            mem) unset TABLES_CONNECTION_STRING ;;
+            azurite) export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_AZURITE_URL" ;;
+            *)
+                echo "run_example: no engine $2" >&2
+                return 2
+                ;;
+        esac
         limited "$EXAMPLE_TIMEOUT" cargo run --quiet -p "$EXAMPLES_PACKAGE" --example "$1"
     )
 }
@@ -329,9 +338,9 @@ step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --d
 say "discover examples of $EXAMPLES_PACKAGE"
 if examples="$(list_examples)" && [ -n "$examples" ]; then
     while IFS= read -r example; do
-        step "example $example (mem)" run_example "$example"
+        step "example $example (mem)" run_example "$example" mem
         if [ -n "${TABLES_TEST_AZURITE_URL:-}" ]; then
-            step "example $example (Azurite)" run_example_on_azurite "$example"
+            step "example $example (Azurite)" run_example "$example" azurite
         else
             record SKIP "example $example (Azurite)" 0
         fi

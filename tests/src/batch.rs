@@ -377,3 +377,69 @@ pub async fn single_operation_batch_behaves_like_write(
     );
     Ok(())
 }
+
+/// A merge in a batch that would leave the entity with more than 252 properties
+/// fails the batch with `TooManyProperties` at its index; nothing is written.
+pub async fn batch_merge_beyond_252_properties_fails_at_its_index(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    if !ctx.capabilities().enforces_property_count_on_merge {
+        return Ok(());
+    }
+    let table = ctx.create_table(engine).await?;
+    engine.write(&table, &ins("wide")).await?;
+    let before = snapshot(engine, &table).await?;
+    let wide = (0..252).fold(DynamicEntity::new("p", "wide"), |e, i| {
+        e.with(format!("P{i:03}"), Value::Int32(i))
+    });
+    let ops = [ins("other"), WriteOp::UpsertMerge(wide)];
+    expect_batch_error(
+        engine.submit_batch(&table, &ops).await,
+        ErrorKind::TooManyProperties,
+        None,
+        1,
+        "a merge to 253 properties",
+    );
+    assert_eq!(snapshot(engine, &table).await?, before, "nothing written");
+    Ok(())
+}
+
+/// Every row a batch writes gets an ETag of its own: one row's ETag is no
+/// precondition for another's.
+pub async fn every_row_of_a_batch_gets_its_own_etag(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    engine.write(&table, &ins("merged")).await?;
+    let ops = [
+        ins("inserted"),
+        WriteOp::Merge {
+            entity: DynamicEntity::new("p", "merged").with("W", 1),
+            if_match: IfMatch::Any,
+        },
+        WriteOp::UpsertReplace(DynamicEntity::new("p", "upserted").with("V", 2)),
+    ];
+    let outcomes = engine.submit_batch(&table, &ops).await?;
+    let etags: Vec<ETag> = outcomes
+        .iter()
+        .map(|o| o.etag.clone().expect("every write returns an ETag"))
+        .collect();
+    for (i, a) in etags.iter().enumerate() {
+        for b in &etags[i + 1..] {
+            assert_ne!(a, b, "two rows of one batch share an ETag");
+        }
+    }
+    expect_kind(
+        engine
+            .write(
+                &table,
+                &WriteOp::Replace {
+                    entity: DynamicEntity::new("p", "upserted"),
+                    if_match: IfMatch::Etag(etags[0].clone()),
+                },
+            )
+            .await,
+        ErrorKind::PreconditionFailed,
+        "replace with another row's ETag from the same batch",
+    );
+    Ok(())
+}

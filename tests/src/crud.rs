@@ -315,6 +315,46 @@ pub async fn deleted_key_can_be_inserted_again(engine: &dyn Engine, ctx: &Ctx) -
     Ok(())
 }
 
+/// The service's answer about an entity's state names the entity
+/// ([`tables_core::Error::entity_key`]): an insert of an existing key, a replace of
+/// an absent one, a merge with a stale ETag.
+pub async fn entity_errors_name_the_entity(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    let row = DynamicEntity::new("p", "r").with("A", 1);
+    let etag = engine
+        .write(&table, &WriteOp::Insert(row.clone()))
+        .await?
+        .etag
+        .expect("an insert returns an ETag");
+    engine
+        .write(&table, &WriteOp::UpsertMerge(row.clone().with("B", 2)))
+        .await?;
+    let cases = [
+        (WriteOp::Insert(row.clone()), ErrorKind::EntityAlreadyExists),
+        (
+            WriteOp::Replace {
+                entity: DynamicEntity::new("p", "absent"),
+                if_match: IfMatch::Any,
+            },
+            ErrorKind::EntityNotFound,
+        ),
+        (
+            WriteOp::Merge {
+                entity: row.clone(),
+                if_match: IfMatch::Etag(etag),
+            },
+            ErrorKind::PreconditionFailed,
+        ),
+    ];
+    for (op, kind) in cases {
+        let what = format!("{:?} of {:?}", op.mode(), op.row_key());
+        let err = expect_kind(engine.write(&table, &op).await, kind, &what);
+        let key = EntityKey::new("p", op.row_key());
+        assert_eq!(err.entity_key(), Some(&key), "{what}: {err:?}");
+    }
+    Ok(())
+}
+
 /// Every error says where it came from: a mistake the engine checks before
 /// anything is sent or written is [`Origin::Local`] (kind, status and code as the
 /// service would answer; no request id), the answer about the table's state is the

@@ -52,6 +52,21 @@
 //! Every scenario uses table names unique to the run ([`Ctx::table_name`]) and
 //! deletes its tables afterwards, so the whole suite can share one endpoint and run
 //! in parallel.
+//!
+//! # The wrappers
+//!
+//! `tests/tests/conformance_mem.rs` also runs the list through the engine wrappers
+//! over the mem engine, which must be invisible: a table-name prefix
+//! (`PrefixedEngine`, declaring only its shorter names,
+//! [`Capabilities::prefixed`]) and the fault injector with no fault armed.
+//!
+//! # The typed tests
+//!
+//! The typed end-to-end tests (`tests/tests/typed_*.rs`, `derive_guide.rs`) run
+//! their scenarios on one engine matrix, [`typed_matrix!`]: the mem engine with
+//! default paging, with one-entity pages that end at partition boundaries, and
+//! Azurite. What they share (the matrix's [`typed::Backend`], entities, the index
+//! checker) is in [`typed`].
 
 pub mod azurite;
 pub mod batch;
@@ -69,6 +84,7 @@ pub mod paging;
 pub mod read;
 pub mod select_top;
 pub mod tables;
+pub mod typed;
 pub mod write_modes;
 
 pub use forward::{Forward, Forwarding};
@@ -185,6 +201,8 @@ macro_rules! __for_each_scenario {
             tables::list_tables_page_size_out_of_range_is_invalid,
             tables::operations_on_missing_table_fail,
             tables::deleted_table_is_gone,
+            tables::table_names_list_in_ordinal_order,
+            tables::table_deleted_in_another_case_is_gone,
             crud::insert_then_read_round_trips_every_type,
             crud::insert_existing_entity_conflicts,
             crud::get_missing_entity_returns_none,
@@ -197,6 +215,7 @@ macro_rules! __for_each_scenario {
             crud::delete_removes_entity,
             crud::deleted_key_can_be_inserted_again,
             crud::errors_say_whether_they_were_checked_locally,
+            crud::entity_errors_name_the_entity,
             write_modes::replace_drops_unmentioned_properties,
             write_modes::merge_keeps_unmentioned_properties,
             write_modes::upsert_replace_inserts_or_replaces,
@@ -242,6 +261,7 @@ macro_rules! __for_each_scenario {
             select_top::top_bounds_each_page_not_the_total,
             select_top::top_out_of_range_is_invalid,
             select_top::select_empty_or_duplicate_is_invalid,
+            select_top::select_on_get_entity_empty_or_duplicate_is_invalid,
             paging::paging_top_1_visits_every_row_once,
             paging::paging_2500_rows_at_page_size_1000,
             paging::paging_default_page_is_at_most_1000,
@@ -251,6 +271,7 @@ macro_rules! __for_each_scenario {
             paging::paging_resume_after_deletes,
             paging::paging_token_resumes_from_its_string_form,
             paging::paging_keeps_select_on_every_page,
+            paging::paging_resume_after_the_next_row_is_deleted,
             batch::batch_with_every_mode_commits,
             batch::batch_of_more_than_100_is_rejected,
             batch::empty_batch_is_rejected,
@@ -264,6 +285,8 @@ macro_rules! __for_each_scenario {
             batch::batch_over_4_mib_is_rejected,
             batch::batch_on_missing_table_fails,
             batch::single_operation_batch_behaves_like_write,
+            batch::batch_merge_beyond_252_properties_fails_at_its_index,
+            batch::every_row_of_a_batch_gets_its_own_etag,
             limits::more_than_252_properties_are_rejected,
             limits::merge_beyond_252_properties_is_rejected,
             limits::oversized_string_is_rejected,

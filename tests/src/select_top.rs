@@ -161,3 +161,22 @@ pub async fn select_empty_or_duplicate_is_invalid(engine: &dyn Engine, ctx: &Ctx
     }
     Ok(())
 }
+
+/// `get_entity` checks its `select` as a query does: empty or naming a property
+/// twice fails with `InvalidQuery`.
+pub async fn select_on_get_entity_empty_or_duplicate_is_invalid(
+    engine: &dyn Engine,
+    ctx: &Ctx,
+) -> Result<()> {
+    let table = ctx.create_table(engine).await?;
+    seed(engine, &table, 1).await?;
+    let key = EntityKey::new("p", "r000");
+    for select in [Vec::new(), vec!["A".to_owned(), "A".to_owned()]] {
+        expect_kind(
+            engine.get_entity(&table, &key, Some(&select)).await,
+            ErrorKind::InvalidQuery,
+            &format!("get_entity with select {select:?}"),
+        );
+    }
+    Ok(())
+}

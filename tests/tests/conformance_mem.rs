@@ -1,7 +1,12 @@
 //! The conformance suite on the in-memory engine, with its default paging and with
-//! the shortest pages (one entity, ending at every partition boundary).
+//! the shortest pages (one entity, ending at every partition boundary), and behind
+//! the engine wrappers: a table-name prefix ([`PrefixedEngine`]) and the fault
+//! injector with no faults armed ([`FaultInjector`]). A wrapper must be invisible:
+//! the same scenarios pass through it, with the same capabilities (a prefix only
+//! shortens the names left to the caller).
 
-use tables_mem::{MemEngine, MemOptions};
+use tables_client::PrefixedEngine;
+use tables_mem::{FaultInjector, MemEngine, MemOptions};
 use tables_tests::Capabilities;
 
 /// The mem engine as configured by default: pages of up to 1,000 entities.
@@ -24,6 +29,26 @@ mod mem_page_size_1 {
         ),
         Capabilities::azure()
     );
+}
+
+/// The prefix of the [`prefixed`] run's tables.
+const PREFIX: &str = "prefixed";
+
+/// The mem engine behind a table-name prefix: every table lives under `prefixed`.
+mod prefixed {
+    use super::*;
+
+    tables_tests::conformance_suite!(
+        PrefixedEngine::new(MemEngine::new(), PREFIX).expect("a valid prefix"),
+        Capabilities::azure().prefixed(PREFIX.len())
+    );
+}
+
+/// The mem engine behind the fault injector, with no fault armed.
+mod fault_injector {
+    use super::*;
+
+    tables_tests::conformance_suite!(FaultInjector::new(MemEngine::new()), Capabilities::azure());
 }
 
 #[test]

@@ -3,8 +3,11 @@
 //! indexes, validation before anything is sent, bounded concurrency, and upserts
 //! that move index copies.
 //!
-//! Every scenario runs on the mem engine with default paging and with one-entity
-//! pages that break at partition boundaries.
+//! Every scenario runs on every engine of the typed matrix
+//! ([`tables_tests::typed_matrix!`]): the mem engine with default paging and with
+//! one-entity pages that break at partition boundaries, and Azurite. The scenarios
+//! that inject faults or count calls do so in front of the engine
+//! ([`Backend::fresh`]), so they run on Azurite too.
 
 #![allow(clippy::unwrap_used)] // tests unwrap known-good values
 
@@ -14,11 +17,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tables_client::mem::{CallKind, Fault, MemEngine, MemOptions};
+use tables_client::mem::{CallKind, Fault};
 use tables_client::{
     BulkMode, BulkReport, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, Filter, QuerySpec,
     Result, Row, TableServiceClient, WriteOp, WriteOutcome,
 };
+use tables_tests::typed::Backend;
 use tables_tests::{Forward, Forwarding};
 
 /// An entity with an intra-partition index copy: two rows per item.
@@ -143,7 +147,8 @@ fn check_report_shape(report: &BulkReport, count: usize, partition_of: impl Fn(u
 
 /// 10,000 items over 7 partitions, each with an index copy: chunks of 50 items
 /// (100 operations), every row written.
-async fn ten_thousand_items_chunk_at_100_operations(service: TableServiceClient) -> Result<()> {
+async fn ten_thousand_items_chunk_at_100_operations(backend: Backend) -> Result<()> {
+    let service = backend.service();
     const COUNT: usize = 10_000;
     service.create_table("BulkStaff").await?;
     let report = service
@@ -185,7 +190,8 @@ async fn ten_thousand_items_chunk_at_100_operations(service: TableServiceClient)
 
 /// Without copies a chunk holds 100 items; with copies in upsert mode a chunk keeps
 /// room to delete each item's old copy.
-async fn chunk_sizes_follow_operation_counts(service: TableServiceClient) -> Result<()> {
+async fn chunk_sizes_follow_operation_counts(backend: Backend) -> Result<()> {
+    let service = backend.service();
     service.create_table("BulkSizes").await?;
     let report = service
         .bulk_writer::<Sample>("BulkSizes")
@@ -212,7 +218,8 @@ async fn chunk_sizes_follow_operation_counts(service: TableServiceClient) -> Res
 /// An insert conflict (on an index copy) fails its own chunk only: the chunk's other
 /// items are not written, every other chunk is, and the error names the caller's
 /// item.
-async fn a_failing_chunk_leaves_the_others_written(service: TableServiceClient) -> Result<()> {
+async fn a_failing_chunk_leaves_the_others_written(backend: Backend) -> Result<()> {
+    let service = backend.service();
     service.create_table("BulkConflict").await?;
     // Someone already uses the email item 1,003 (of dept2) will claim.
     let squatter = Staff {
@@ -288,8 +295,9 @@ async fn a_failing_chunk_leaves_the_others_written(service: TableServiceClient) 
 }
 
 /// A chunk the engine fails (throttled) is reported; the others are written.
-async fn an_engine_failure_fails_one_chunk(engine: MemEngine) -> Result<()> {
-    let service = TableServiceClient::new(engine.clone());
+async fn an_engine_failure_fails_one_chunk(backend: Backend) -> Result<()> {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
     service.create_table("BulkThrottled").await?;
     engine
         .faults()
@@ -313,19 +321,20 @@ async fn an_engine_failure_fails_one_chunk(engine: MemEngine) -> Result<()> {
     );
     for i in report.failed_items() {
         let key = sample(&format!("s{}", i % 3), i).entity_key()?;
-        assert!(!exists(&service, "BulkThrottled", &key).await);
+        assert!(!exists(service, "BulkThrottled", &key).await);
     }
     for i in report.written_items() {
         let key = sample(&format!("s{}", i % 3), i).entity_key()?;
-        assert!(exists(&service, "BulkThrottled", &key).await);
+        assert!(exists(service, "BulkThrottled", &key).await);
     }
     Ok(())
 }
 
 /// Invalid items, repeated rows and unsupported types fail before anything is sent,
 /// naming the caller's item.
-async fn validation_fails_before_anything_is_sent(engine: MemEngine) -> Result<()> {
-    let service = TableServiceClient::new(engine.clone());
+async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()> {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
     service.create_table("BulkInvalid").await?;
     let batches = || engine.faults().calls_of(CallKind::Batch);
 
@@ -400,7 +409,7 @@ async fn validation_fails_before_anything_is_sent(engine: MemEngine) -> Result<(
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 
     assert_eq!(batches(), 0, "nothing was sent");
-    assert!(partition_rows(&service, "BulkInvalid", "dept0")
+    assert!(partition_rows(service, "BulkInvalid", "dept0")
         .await
         .is_empty());
 
@@ -415,7 +424,8 @@ async fn validation_fails_before_anything_is_sent(engine: MemEngine) -> Result<(
 
 /// Upserting over existing items moves their index copies: old copies deleted (even
 /// when two items of one chunk swap emails), new ones written, new items inserted.
-async fn upsert_moves_index_copies(service: TableServiceClient) -> Result<()> {
+async fn upsert_moves_index_copies(backend: Backend) -> Result<()> {
+    let service = backend.service();
     service.create_table("BulkMove").await?;
     let before: Vec<Staff> = (0..120).map(|i| staff(i * DEPARTMENTS)).collect();
     let report = service
@@ -461,8 +471,9 @@ async fn upsert_moves_index_copies(service: TableServiceClient) -> Result<()> {
 
 /// A concurrent change between a chunk's read and its write makes the conditional
 /// write fail; the chunk reads again and leaves exactly its own copies.
-async fn upsert_retries_after_a_concurrent_change(engine: MemEngine) -> Result<()> {
-    let service = TableServiceClient::new(engine.clone());
+async fn upsert_retries_after_a_concurrent_change(backend: Backend) -> Result<()> {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
     service.create_table("BulkRace").await?;
     let original = staff(0);
     service
@@ -499,7 +510,7 @@ async fn upsert_retries_after_a_concurrent_change(engine: MemEngine) -> Result<(
     let report = load.await.unwrap()?;
     assert!(report.is_complete(), "{report:?}");
     assert_eq!(engine.faults().calls_of(CallKind::Batch), 1 + 1 + 2);
-    let keys: Vec<String> = partition_rows(&service, "BulkRace", "dept0")
+    let keys: Vec<String> = partition_rows(service, "BulkRace", "dept0")
         .await
         .into_iter()
         .map(|r| r.row_key)
@@ -511,7 +522,7 @@ async fn upsert_retries_after_a_concurrent_change(engine: MemEngine) -> Result<(
 /// An engine that records how many batches are in flight at once.
 #[derive(Debug)]
 struct InFlight {
-    inner: MemEngine,
+    inner: Arc<dyn Engine>,
     now: AtomicUsize,
     most: AtomicUsize,
 }
@@ -533,9 +544,9 @@ impl Forward for InFlight {
 }
 
 /// At most `concurrency` chunks are in flight.
-async fn concurrency_is_bounded(engine: MemEngine) -> Result<()> {
+async fn concurrency_is_bounded(backend: Backend) -> Result<()> {
     let probe = Arc::new(Forwarding(InFlight {
-        inner: engine,
+        inner: backend.engine(),
         now: AtomicUsize::new(0),
         most: AtomicUsize::new(0),
     }));
@@ -552,104 +563,14 @@ async fn concurrency_is_bounded(engine: MemEngine) -> Result<()> {
     Ok(())
 }
 
-macro_rules! on_engine {
-    ($engine:expr) => {
-        use super::*;
-
-        fn service() -> TableServiceClient {
-            TableServiceClient::new($engine)
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn ten_thousand_items_chunk_at_100_operations() {
-            super::ten_thousand_items_chunk_at_100_operations(service())
-                .await
-                .unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn chunk_sizes_follow_operation_counts() {
-            super::chunk_sizes_follow_operation_counts(service())
-                .await
-                .unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn a_failing_chunk_leaves_the_others_written() {
-            super::a_failing_chunk_leaves_the_others_written(service())
-                .await
-                .unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn an_engine_failure_fails_one_chunk() {
-            super::an_engine_failure_fails_one_chunk($engine)
-                .await
-                .unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn validation_fails_before_anything_is_sent() {
-            super::validation_fails_before_anything_is_sent($engine)
-                .await
-                .unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn upsert_moves_index_copies() {
-            super::upsert_moves_index_copies(service()).await.unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn upsert_retries_after_a_concurrent_change() {
-            super::upsert_retries_after_a_concurrent_change($engine)
-                .await
-                .unwrap();
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn concurrency_is_bounded() {
-            super::concurrency_is_bounded($engine).await.unwrap();
-        }
-    };
-}
-
-/// The mem engine with its default paging.
-mod mem_default {
-    on_engine!(MemEngine::new());
-}
-
-/// The mem engine with one-entity pages breaking at partition boundaries.
-mod mem_page_size_1 {
-    on_engine!(MemEngine::with_options(
-        MemOptions::default()
-            .with_page_size(1)
-            .with_break_at_partition_boundaries(true),
-    ));
-}
-
-/// The remote engine on the run's Azurite, each test in its own table namespace. The
-/// scenarios that inject faults or count calls need the mem engine's hooks and run
-/// on the mem configurations only.
-mod azurite {
-
-    macro_rules! skip_or_run {
-        ($($scenario:ident),* $(,)?) => {$(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $scenario() {
-                let test = concat!("typed_bulk::azurite::", stringify!($scenario));
-                let Some(service) = tables_tests::azurite::service_or_skip(test) else {
-                    return;
-                };
-                super::$scenario(service).await.unwrap();
-            }
-        )*};
-    }
-
-    skip_or_run!(
-        ten_thousand_items_chunk_at_100_operations,
-        chunk_sizes_follow_operation_counts,
-        a_failing_chunk_leaves_the_others_written,
-        upsert_moves_index_copies,
-    );
-}
+tables_tests::typed_matrix!(
+    runtime: #[tokio::test(flavor = "multi_thread", worker_threads = 4)];
+    ten_thousand_items_chunk_at_100_operations,
+    chunk_sizes_follow_operation_counts,
+    a_failing_chunk_leaves_the_others_written,
+    an_engine_failure_fails_one_chunk,
+    validation_fails_before_anything_is_sent,
+    upsert_moves_index_copies,
+    upsert_retries_after_a_concurrent_change,
+    concurrency_is_bounded,
+);

@@ -3,22 +3,19 @@
 //! unions dispatching on either, enums stored as Int32 (as .NET stores them), and a
 //! catch-all field that keeps every column the struct doesn't name through a
 //! read-modify-write. The rows are shaped as the official JS SDK writes them (no
-//! discriminator; Int32, Int64, Double, DateTime, Guid and Binary columns). On the
-//! in-memory engine and on the run's Azurite.
+//! discriminator; Int32, Int64, Double, DateTime, Guid and Binary columns). On every
+//! engine of the typed matrix ([`tables_tests::typed_matrix!`]).
 
 #![allow(clippy::unwrap_used, missing_docs)] // tests
 
-#[path = "typed_upkeep/support.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 
-use support::{on_every_backend, Backend};
 use tables_client::{
     DateTime, DynamicEntity, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key,
     Property, Value, WriteOp,
 };
 use tables_tests::read::all_rows;
+use tables_tests::typed::{Backend, Fixture};
 
 const TABLE: &str = "Existing";
 
@@ -175,7 +172,7 @@ fn js_rows() -> Vec<DynamicEntity> {
     ]
 }
 
-async fn seeded(backend: &Backend) -> support::Fixture {
+async fn seeded(backend: &Backend) -> Fixture {
     let fixture = backend.fresh();
     fixture.service.create_table(TABLE).await.unwrap();
     for row in js_rows() {
@@ -189,7 +186,7 @@ async fn seeded(backend: &Backend) -> support::Fixture {
 }
 
 /// The stored row at `pk`/`rk`, without its version.
-async fn raw(fixture: &support::Fixture, pk: &str, rk: &str) -> DynamicEntity {
+async fn raw(fixture: &Fixture, pk: &str, rk: &str) -> DynamicEntity {
     let key = tables_client::EntityKey::new(pk, rk);
     let mut row = fixture
         .engine
@@ -490,7 +487,7 @@ fn sorted(row: DynamicEntity) -> Vec<(String, Value)> {
     properties
 }
 
-on_every_backend!(
+tables_tests::typed_matrix!(
     #[tokio::test]
     rows_of_another_sdk_read_by_prefix_and_by_column,
     #[tokio::test]

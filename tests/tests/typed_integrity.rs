@@ -1,31 +1,28 @@
 //! No silent loss in the typed layer: unique indexes, writes through types that
 //! lack a kind's indexes, writes whose answer was lost, and the signals a write
 //! gives (pending upkeep, attempts, client request ids, lookups' versions,
-//! reconcile reports). Every scenario runs on the in-memory engine and on the run's
-//! Azurite, with faults injected in front of the engine.
+//! reconcile reports). Every scenario runs on every engine of the typed matrix
+//! ([`tables_tests::typed_matrix!`]), with faults injected in front of the engine.
 
 #![allow(clippy::unwrap_used)] // tests
-
-#[path = "typed_upkeep/support.rs"]
-mod support;
 
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use support::{
-    check, create_tables, employee, intents, is_tombstone, on_every_backend, Backend, Clerk,
-    Department, Employee, BY_CITY, BY_EMAIL, STAFF,
-};
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
     BulkMode, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Key,
     OnNone, ReconcileReport, Result, Row, RowChange, TableServiceClient, WriteOp, WriteOutcome,
 };
 use tables_tests::read::{all_rows, get};
+use tables_tests::typed::{
+    check, create_tables, employee, intents, is_tombstone, Backend, Clerk, Department, Employee,
+    Fixture, BY_CITY, BY_EMAIL, STAFF,
+};
 use tables_tests::{Forward, Forwarding};
 
 /// Engine calls that write (single writes and transactions).
-fn writes(fixture: &support::Fixture) -> u64 {
+fn writes(fixture: &Fixture) -> u64 {
     let faults = fixture.engine.faults();
     faults.calls_of(CallKind::Write) + faults.calls_of(CallKind::Batch)
 }
@@ -323,7 +320,7 @@ async fn writes_through_a_projection_or_an_older_version_are_refused(backend: Ba
         );
     };
     let sent = writes(&fixture);
-    let employee_type = "typed_integrity::support::Employee";
+    let employee_type = "tables_tests::typed::staff::Employee";
     refused(
         names
             .merge(&name, OnNone::KeepStored, IfMatch::Any)
@@ -888,7 +885,7 @@ async fn get_by_index_returns_the_entitys_own_version(backend: Backend) {
         .await
         .unwrap()
         .unwrap();
-    let older = support::Employee {
+    let older = Employee {
         age: 50,
         ..found.value
     };
@@ -900,7 +897,7 @@ async fn get_by_index_returns_the_entitys_own_version(backend: Backend) {
     fixture.drop_tables().await;
 }
 
-on_every_backend!(
+tables_tests::typed_matrix!(
     #[tokio::test]
     a_second_entity_with_a_unique_value_fails_and_writes_nothing,
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,15 +1,14 @@
 //! Table per period (the guide's high-volume delete): names per period, creating
 //! ahead, dropping whole tables older than a bound, listing the family.
 //!
-//! Every scenario runs on the mem engine with default paging and with one-name
-//! pages (so listing follows continuation).
+//! Every scenario runs on every engine of the typed matrix
+//! ([`tables_tests::typed_matrix!`]): the mem engine with default paging and with
+//! one-name pages (so listing follows continuation), and Azurite.
 
 #![allow(clippy::unwrap_used)] // tests unwrap known-good values
 
-use tables_client::mem::{MemEngine, MemOptions};
-use tables_client::{
-    DateTime, Entity, ErrorKind, Period, PeriodicTables, Result, TableServiceClient,
-};
+use tables_client::{DateTime, Entity, ErrorKind, Period, PeriodicTables, Result};
+use tables_tests::typed::Backend;
 
 #[derive(Entity, Debug, Clone, PartialEq)]
 #[entity(kind = "SignIn", partition_key = "{user}", row_key = "{at:rticks}")]
@@ -29,7 +28,8 @@ fn names(tables: &[(String, DateTime)]) -> Vec<&str> {
 
 /// Names carry the period's digits; prefixes that can't make valid, unambiguous
 /// names are refused.
-async fn names_per_period(service: TableServiceClient) -> Result<()> {
+async fn names_per_period(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let at = t(2024, 1, 5, 13, 45);
     let hour = PeriodicTables::new(&service, "SignIns", Period::Hour)?;
     let day = PeriodicTables::new(&service, "SignIns", Period::Day)?;
@@ -63,7 +63,8 @@ async fn names_per_period(service: TableServiceClient) -> Result<()> {
 
 /// Creating ahead makes the period's table and the following ones, across month
 /// and year ends, and leaves existing tables alone.
-async fn create_ahead(service: TableServiceClient) -> Result<()> {
+async fn create_ahead(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let day = PeriodicTables::new(&service, "Visits", Period::Day)?;
     let created = day.create_ahead(t(2024, 1, 30, 22, 10), 4).await?;
     assert_eq!(
@@ -111,7 +112,8 @@ async fn create_ahead(service: TableServiceClient) -> Result<()> {
 
 /// `existing` lists exactly the family's tables in period order, ignoring tables
 /// that share the prefix but not the period's form.
-async fn existing_lists_the_family(service: TableServiceClient) -> Result<()> {
+async fn existing_lists_the_family(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let day = PeriodicTables::new(&service, "SignIns", Period::Day)?;
     let month = PeriodicTables::new(&service, "SignIns", Period::Month)?;
     assert!(day.existing().await?.is_empty());
@@ -147,7 +149,8 @@ async fn existing_lists_the_family(service: TableServiceClient) -> Result<()> {
 
 /// Dropping deletes whole tables whose period ends at or before the bound, and
 /// nothing else (other families, unrelated tables, newer periods).
-async fn drop_older_than(service: TableServiceClient) -> Result<()> {
+async fn drop_older_than(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let day = PeriodicTables::new(&service, "SignIns", Period::Day)?;
     let month = PeriodicTables::new(&service, "SignIns", Period::Month)?;
     day.create_ahead(t(2024, 1, 1, 0, 0), 5).await?;
@@ -206,79 +209,9 @@ async fn drop_older_than(service: TableServiceClient) -> Result<()> {
     Ok(())
 }
 
-macro_rules! on_engine {
-    ($engine:expr) => {
-        use super::*;
-
-        fn service() -> TableServiceClient {
-            TableServiceClient::new($engine)
-        }
-
-        on_service!();
-    };
-}
-
-/// The scenarios, each on a fresh `service()`.
-macro_rules! on_service {
-    () => {
-        #[tokio::test]
-        async fn names_per_period() {
-            super::names_per_period(service()).await.unwrap();
-        }
-
-        #[tokio::test]
-        async fn create_ahead() {
-            super::create_ahead(service()).await.unwrap();
-        }
-
-        #[tokio::test]
-        async fn existing_lists_the_family() {
-            super::existing_lists_the_family(service()).await.unwrap();
-        }
-
-        #[tokio::test]
-        async fn drop_older_than() {
-            super::drop_older_than(service()).await.unwrap();
-        }
-    };
-}
-
-/// The mem engine with its default paging.
-mod mem_default {
-    on_engine!(MemEngine::new());
-}
-
-/// The mem engine listing one table name per page.
-mod mem_page_size_1 {
-    on_engine!(MemEngine::with_options(
-        MemOptions::default()
-            .with_page_size(1)
-            .with_break_at_partition_boundaries(true),
-    ));
-}
-
-/// The remote engine on the run's Azurite, each test in its own table namespace.
-mod azurite {
-    use super::*;
-
-    fn service_or_skip() -> Option<TableServiceClient> {
-        tables_tests::azurite::service_or_skip("typed_periodic::azurite")
-    }
-
-    macro_rules! skip_or_run {
-        ($($scenario:ident),* $(,)?) => {$(
-            #[tokio::test]
-            async fn $scenario() {
-                let Some(service) = service_or_skip() else { return };
-                super::$scenario(service).await.unwrap();
-            }
-        )*};
-    }
-
-    skip_or_run!(
-        names_per_period,
-        create_ahead,
-        existing_lists_the_family,
-        drop_older_than
-    );
-}
+tables_tests::typed_matrix!(
+    names_per_period,
+    create_ahead,
+    existing_lists_the_family,
+    drop_older_than,
+);

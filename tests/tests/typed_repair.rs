@@ -1,25 +1,22 @@
 //! `verify_indexes` and `repair_indexes`: every index row that differs from what the
 //! entities imply is found (also rows no intent records) and repaired, per index or
-//! partition, page by page with a resumable token, safely beside writers. On the
-//! in-memory engine and on the run's Azurite.
+//! partition, page by page with a resumable token, safely beside writers. On every
+//! engine of the typed matrix ([`tables_tests::typed_matrix!`]).
 
 #![allow(clippy::unwrap_used)] // tests
-
-#[path = "typed_upkeep/support.rs"]
-mod support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use support::{
-    check, create_tables, employee, on_every_backend, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
-};
 use tables_client::mem::CallKind;
 use tables_client::{
     CheckPhase, CheckToken, DynamicEntity, Engine, EntityKey, ErrorKind, IfMatch, Problem, Row,
     TableServiceClient, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
+use tables_tests::typed::{
+    check, create_tables, employee, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
+};
 
 /// Every row of the entity table and its index tables, by table and key, versions
 /// included: to tell that a verification changed nothing.
@@ -232,8 +229,14 @@ async fn checks_run_page_by_page_and_resume_from_a_token(backend: Backend) {
     let mut check = staff.repair_indexes().partition("Sales").index("email");
     let first = check.next_page().await.unwrap().unwrap();
     assert_eq!(first.progress.phase, CheckPhase::Entities);
-    assert_eq!(first.progress.entities_checked, 2);
-    assert_eq!(first.findings.len(), 2);
+    // A page checks at most the client's page size: fewer on an engine of shorter
+    // pages.
+    let checked = first.progress.entities_checked;
+    assert!(
+        (1..=2).contains(&checked),
+        "{checked} entities on the first page"
+    );
+    assert_eq!(first.findings.len() as u64, checked);
     let token: CheckToken = first.next.unwrap().to_string().parse().unwrap();
     drop(check);
     // Another check refuses the token.
@@ -383,7 +386,7 @@ async fn values_two_entities_claim_are_reported_not_repaired(backend: Backend) {
     fixture.drop_tables().await;
 }
 
-on_every_backend!(
+tables_tests::typed_matrix!(
     #[tokio::test]
     repair_finds_and_fixes_rows_no_intent_records,
     #[tokio::test]

@@ -1,5 +1,5 @@
 //! The typed layer under transport faults: sixteen concurrent writers drive
-//! employees with every kind of index (`support::Employee`) through a loopback
+//! employees with every kind of index (`tables_tests::typed::Employee`) through a loopback
 //! proxy in front of the run's Azurite (`tables_tests::fault_proxy`) that loses
 //! answers after the write applied, cuts answers, answers 500/503/429 with and
 //! without retry hints, and delivers requests after the client gave up on them.
@@ -22,15 +22,11 @@
 
 #![allow(clippy::unwrap_used)] // tests
 
-#[path = "typed_upkeep/support.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::{check, employee, Employee, STAFF};
 use tables_client::remote::{Credential, RemoteEngine, RetryPolicy};
 use tables_client::{
     ClientRequestId, EntityKey, Error, Finding, IfMatch, Key, OnNone, PrefixedEngine, Problem, Row,
@@ -38,6 +34,7 @@ use tables_client::{
 };
 use tables_tests::azurite;
 use tables_tests::fault_proxy::{Delivery, FaultProxy, TransportFault};
+use tables_tests::typed::{check, create_tables, employee, Employee, STAFF};
 
 /// Writers running at once.
 const WRITERS: u64 = 16;
@@ -259,7 +256,7 @@ async fn run(url: &str, rate: f64, seed: u64, ops: u64) {
     let engine = Arc::new(PrefixedEngine::unique(remote));
     let table = format!("{}{STAFF}", engine.prefix());
     let service = TableServiceClient::new(Arc::clone(&engine));
-    support::create_tables(&service).await.unwrap();
+    create_tables(&service).await.unwrap();
 
     proxy.set_rate(seed, rate, &TransportFault::ALL);
     let next_op = Arc::new(AtomicUsize::new(0));

@@ -3,13 +3,10 @@
 //! `std::time::Duration`, `rust_decimal::Decimal`) written through derived types and
 //! read back, as stored values with their Edm types, through typed filters, and as
 //! key parts in the order the service keeps them. Bad values are refused with a
-//! typed error naming the field before anything is written. On the in-memory engine
-//! and on the run's Azurite.
+//! typed error naming the field before anything is written. On every engine of the
+//! typed matrix ([`tables_tests::typed_matrix!`]).
 
 #![allow(clippy::unwrap_used, missing_docs)] // tests
-
-#[path = "typed_upkeep/support.rs"]
-mod support;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -17,9 +14,9 @@ use std::time::Duration;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
-use support::{on_every_backend, Backend};
 use tables_client::{DynamicEntity, EdmType, Entity, ErrorKind, Value};
 use tables_tests::read::all_rows;
+use tables_tests::typed::{Backend, Fixture};
 
 const TABLE: &str = "Types";
 
@@ -127,7 +124,7 @@ fn item(sku: &str) -> Item {
     }
 }
 
-async fn stored(fixture: &support::Fixture, pk: &str, rk: &str) -> DynamicEntity {
+async fn stored(fixture: &Fixture, pk: &str, rk: &str) -> DynamicEntity {
     use tables_client::Engine as _;
     let key = tables_client::EntityKey::new(pk, rk);
     fixture
@@ -437,7 +434,7 @@ async fn bad_values_are_refused_before_anything_is_written(backend: Backend) {
     fixture.drop_tables().await;
 }
 
-on_every_backend!(
+tables_tests::typed_matrix!(
     #[tokio::test]
     every_new_type_round_trips,
     #[tokio::test]

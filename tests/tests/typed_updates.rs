@@ -1,23 +1,19 @@
 //! Partial and optimistic updates: typed patches (`Table::patch`), the explicit
 //! `None` choice of a merge (`OnNone`), and read-modify-write with retries
-//! (`Table::update`, `Table::update_or_insert`), on the mem engine (two paging
-//! configurations) and on Azurite. Every scenario ends by proving the index rows
+//! (`Table::update`, `Table::update_or_insert`), on every engine of the typed matrix
+//! ([`tables_tests::typed_matrix!`]). Every scenario ends by proving the index rows
 //! equal what the primaries imply.
 
 #![allow(clippy::unwrap_used)] // tests
 
-#[path = "typed_upkeep/support.rs"]
-mod support;
-
-use std::sync::Arc;
-
-use support::{check, create_tables, employee, Call, Department, Employee, Recorder, STAFF};
-use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::{
     DynamicEntity, ETag, Entity, ErrorKind, IfMatch, OnNone, Patch, Result, TableServiceClient,
     Value, WriteOp,
 };
 use tables_tests::read::get;
+use tables_tests::typed::{
+    check, create_tables, employee, Backend, Call, Department, Employee, Recorder, STAFF,
+};
 
 /// A counter: the shape of the concurrency scenarios.
 #[derive(Entity, Debug, Clone, PartialEq)]
@@ -69,7 +65,8 @@ fn stale() -> IfMatch {
 /// A patch sets and removes the properties it names and nothing else: a
 /// sets-only patch is one Merge, a removal a read and a Replace; columns no type
 /// names survive both.
-async fn patches_set_and_remove_chosen_properties(service: TableServiceClient) -> Result<()> {
+async fn patches_set_and_remove_chosen_properties(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let (client, recorder) = Recorder::wrap(&service);
     let staff = client.table::<Employee>(STAFF);
@@ -173,7 +170,8 @@ async fn patches_set_and_remove_chosen_properties(service: TableServiceClient) -
 
 /// A patch of indexed fields moves the index rows with the entity, in and out of
 /// the partition, whichever path it takes.
-async fn patches_keep_index_rows_right(service: TableServiceClient) -> Result<()> {
+async fn patches_keep_index_rows_right(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -217,7 +215,8 @@ async fn patches_keep_index_rows_right(service: TableServiceClient) -> Result<()
 
 /// Under an ETag, a patch applies only to that version, on both paths; a stale
 /// one writes nothing.
-async fn patches_honour_if_match(service: TableServiceClient) -> Result<()> {
+async fn patches_honour_if_match(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -244,7 +243,8 @@ async fn patches_honour_if_match(service: TableServiceClient) -> Result<()> {
 /// Mistakes are refused before anything is written: a column of another type, a
 /// removal that leaves an unreadable row, an absent entity, a transaction merge
 /// asked to remove.
-async fn patch_mistakes_write_nothing(service: TableServiceClient) -> Result<()> {
+async fn patch_mistakes_write_nothing(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -293,7 +293,8 @@ async fn patch_mistakes_write_nothing(service: TableServiceClient) -> Result<()>
 
 /// A merge states what a `None` field does: keep the stored value, or remove it so
 /// the row reads back as the value. Columns no type names are kept either way.
-async fn merges_say_what_none_does(service: TableServiceClient) -> Result<()> {
+async fn merges_say_what_none_does(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -347,7 +348,8 @@ async fn merges_say_what_none_does(service: TableServiceClient) -> Result<()> {
 
 /// `update` reads, changes and replaces under the ETag read: indexes follow,
 /// foreign columns stay, a key change or an absent entity is refused.
-async fn updates_change_what_they_read(service: TableServiceClient) -> Result<()> {
+async fn updates_change_what_they_read(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -392,7 +394,8 @@ async fn updates_change_what_they_read(service: TableServiceClient) -> Result<()
 
 /// Concurrent read-modify-writes of one row lose nothing: each increment lands
 /// exactly once, lost races are read again and retried.
-async fn concurrent_updates_lose_nothing(service: TableServiceClient) -> Result<()> {
+async fn concurrent_updates_lose_nothing(backend: Backend) -> Result<()> {
+    let service = backend.service();
     service.create_table_if_not_exists(COUNTERS).await?;
     let counters = service.table::<Counter>(COUNTERS);
     const WRITERS: i64 = 8;
@@ -445,55 +448,8 @@ async fn concurrent_updates_lose_nothing(service: TableServiceClient) -> Result<
     Ok(())
 }
 
-// ---- runners: every scenario on two mem configurations and on Azurite ----
-
-fn default_pages() -> TableServiceClient {
-    TableServiceClient::new(MemEngine::new())
-}
-
-fn one_row_pages() -> TableServiceClient {
-    TableServiceClient::from_engine(Arc::new(MemEngine::with_options(
-        MemOptions::default()
-            .with_page_size(1)
-            .with_break_at_partition_boundaries(true),
-    )))
-}
-
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {
-        mod default_pages {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::default_pages()).await.unwrap();
-                }
-            )*
-        }
-        mod one_row_pages {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::one_row_pages()).await.unwrap();
-                }
-            )*
-        }
-        /// The remote engine on the run's Azurite, each test in its own table namespace.
-        mod azurite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let test = concat!("typed_updates::azurite::", stringify!($name));
-                    let Some(service) = tables_tests::azurite::service_or_skip(test) else {
-                        return;
-                    };
-                    super::$name(service).await.unwrap();
-                }
-            )*
-        }
-    };
-}
-
-scenarios!(
+tables_tests::typed_matrix!(
+    runtime: #[tokio::test(flavor = "multi_thread", worker_threads = 2)];
     patches_set_and_remove_chosen_properties,
     patches_keep_index_rows_right,
     patches_honour_if_match,

@@ -2,8 +2,9 @@
 //! after the engine applied it), `reconcile()` leaves exactly the index rows the
 //! primaries imply; concurrent writers never lose an index entity member.
 //!
-//! Every test runs on the in-memory engine and on the remote engine against the
-//! run's Azurite: the faults are injected in front of the engine
+//! Every test runs on every engine of the typed matrix
+//! ([`tables_tests::typed_matrix!`]; the property test on the in-memory engine with
+//! default paging and on Azurite): the faults are injected in front of the engine
 //! ([`FaultInjector`]), so a "crash after applying" really lands on the service.
 //!
 //! - a crash matrix: every engine call of every multi-row write (insert, replace
@@ -15,21 +16,18 @@
 
 #![allow(clippy::unwrap_used)] // tests
 
-#[path = "typed_upkeep/support.rs"]
-mod support;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
-use support::{
-    check, create_tables, employee, intents, on_every_backend, Backend, Employee, BY_CITY, STAFF,
-};
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
     DynamicEntity, Engine, ErrorKind, IfMatch, OnNone, Result, Row, TableServiceClient,
+};
+use tables_tests::typed::{
+    check, create_tables, employee, intents, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
 };
 
 /// The primaries as comparable values.
@@ -294,7 +292,7 @@ async fn do_damage(engine: &dyn Engine, damage: &Damage) {
     match damage {
         Damage::DropIndexRow(n) => {
             let mut rows = Vec::new();
-            for table in [STAFF, support::BY_EMAIL, BY_CITY] {
+            for table in [STAFF, BY_EMAIL, BY_CITY] {
                 for row in tables_tests::read::all_rows(engine, table).await.unwrap() {
                     if matches!(
                         tables_client::model::row_role(&row),
@@ -519,7 +517,7 @@ async fn writers_racing_reconcile_leave_exact_indexes(backend: Backend) {
     fixture.drop_tables().await;
 }
 
-on_every_backend!(
+tables_tests::typed_matrix!(
     #[tokio::test]
     crash_during_insert,
     #[tokio::test]

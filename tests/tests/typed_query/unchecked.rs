@@ -2,7 +2,8 @@
 //! as written, ANDed in parentheses with the query's own parts; evaluated by the
 //! mem engine when the parser reads it and refused, saying so, when not.
 
-use tables_client::{ErrorKind, Origin, QueryPlan, Result, TableServiceClient};
+use tables_client::{ErrorKind, Origin, QueryPlan, Result};
+use tables_tests::typed::Backend;
 
 use crate::fixtures::{in_department, seed, Employee};
 
@@ -10,8 +11,9 @@ use crate::fixtures::{in_department, seed, Employee};
 /// as the typed filter does, ANDed (in parentheses) with the partition, the row
 /// range and the kind; the typed layer checks none of it.
 pub(crate) async fn unchecked_filter_text_narrows_like_a_typed_filter(
-    service: TableServiceClient,
+    backend: Backend,
 ) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let want: Vec<_> = in_department(&all, "Sales")
@@ -68,7 +70,7 @@ pub(crate) async fn unchecked_filter_text_narrows_like_a_typed_filter(
 /// doesn't read fails the query, saying so, instead of matching nothing.
 #[tokio::test]
 async fn mem_refuses_unchecked_text_it_cannot_evaluate() {
-    let service = crate::mem_default();
+    let service = Backend::Mem.service();
     let (table, _) = seed(&service).await.unwrap();
     let err = service
         .table::<Employee>(&table)

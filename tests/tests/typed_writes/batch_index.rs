@@ -2,18 +2,17 @@
 //! one-item transaction sent as a plain write); a single write's never do, though
 //! it goes out as a transaction with its index rows.
 
-use tables_client::{ErrorKind, IfMatch, Result, TableServiceClient};
+use tables_client::{ErrorKind, IfMatch, Result};
+use tables_tests::typed::{create_tables, employee, Backend, Department, Employee, STAFF};
 
 use crate::stale;
-use crate::support::{create_tables, employee, Department, Employee, STAFF};
 
 /// A single typed write goes out with its index rows as a transaction, but the
 /// caller made no batch: its errors name no batch index. A transaction's item
 /// errors always do, even for a one-item transaction of a type without indexes
 /// (sent as a plain write).
-pub(crate) async fn only_batch_errors_name_a_batch_index(
-    service: TableServiceClient,
-) -> Result<()> {
+pub(crate) async fn only_batch_errors_name_a_batch_index(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);

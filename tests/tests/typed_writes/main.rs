@@ -2,34 +2,28 @@
 //! point reads, index upkeep (copies and index entities, in the primary's partition
 //! and elsewhere through intents), lookups by index, and transaction validation.
 //!
-//! Each scenario is `async fn(TableServiceClient) -> Result<()>` and runs on the mem
-//! engine with default paging and with one-row pages that end at partition
-//! boundaries. They speak only the client and `Engine` APIs (a recording wrapper
-//! around whatever engine the client has), so they run on the remote engine
-//! unchanged. After each scenario, the checker proves the index rows equal exactly
-//! what the primaries imply.
+//! Each scenario is `async fn(Backend) -> Result<()>` and runs on every engine of
+//! the typed matrix ([`tables_tests::typed_matrix!`]: the mem engine with default
+//! paging and with one-row pages that end at partition boundaries, and the remote
+//! engine on Azurite). They speak only the client and `Engine` APIs (a recording
+//! wrapper around whatever engine the client has). After each scenario, the checker
+//! proves the index rows equal exactly what the primaries imply.
 
 #![allow(clippy::unwrap_used)] // tests
 
-#[path = "typed_writes/batch_index.rs"]
 mod batch_index;
-#[path = "typed_upkeep/support.rs"]
-mod support;
-
-use std::sync::Arc;
 
 use batch_index::only_batch_errors_name_a_batch_index;
-use support::{
-    check, create_tables, employee, intents, Call, Clerk, Department, Employee, Recorder, BY_CITY,
-    BY_EMAIL, STAFF,
-};
-use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::{primary_from_copy, row_role, RowRole};
 use tables_client::{
     DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, OnNone,
-    Result, Row, TableServiceClient, Value, WriteOp,
+    Result, Row, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
+use tables_tests::typed::{
+    check, create_tables, employee, intents, Backend, Call, Clerk, Department, Employee, Recorder,
+    BY_CITY, BY_EMAIL, STAFF,
+};
 
 const STALE: &str = "W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"";
 
@@ -54,7 +48,8 @@ async fn raw(
 
 // ---- scenarios ----
 
-async fn insert_and_get_round_trip(service: TableServiceClient) -> Result<()> {
+async fn insert_and_get_round_trip(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -78,7 +73,8 @@ async fn insert_and_get_round_trip(service: TableServiceClient) -> Result<()> {
     Ok(())
 }
 
-async fn replace_and_merge_honour_if_match(service: TableServiceClient) -> Result<()> {
+async fn replace_and_merge_honour_if_match(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let key = Employee::key("Sales", 1)?;
@@ -141,7 +137,8 @@ async fn replace_and_merge_honour_if_match(service: TableServiceClient) -> Resul
     Ok(())
 }
 
-async fn upserts_insert_or_overwrite(service: TableServiceClient) -> Result<()> {
+async fn upserts_insert_or_overwrite(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let key = Employee::key("Sales", 1)?;
@@ -174,7 +171,8 @@ async fn upserts_insert_or_overwrite(service: TableServiceClient) -> Result<()> 
     Ok(())
 }
 
-async fn deletes_honour_if_match(service: TableServiceClient) -> Result<()> {
+async fn deletes_honour_if_match(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let key = Employee::key("Sales", 1)?;
@@ -201,7 +199,8 @@ async fn deletes_honour_if_match(service: TableServiceClient) -> Result<()> {
     Ok(())
 }
 
-async fn insert_writes_every_index_row(service: TableServiceClient) -> Result<()> {
+async fn insert_writes_every_index_row(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let engine = service.engine().as_ref();
     let staff = service.table::<Employee>(STAFF);
@@ -270,9 +269,8 @@ async fn insert_writes_every_index_row(service: TableServiceClient) -> Result<()
     Ok(())
 }
 
-async fn replace_moving_indexed_fields_is_one_transaction(
-    service: TableServiceClient,
-) -> Result<()> {
+async fn replace_moving_indexed_fields_is_one_transaction(backend: Backend) -> Result<()> {
+    let service = backend.service();
     const CLERKS: &str = "Clerks";
     service.create_table(CLERKS).await?;
     let (client, recorder) = Recorder::wrap(&service);
@@ -351,7 +349,8 @@ async fn replace_moving_indexed_fields_is_one_transaction(
     Ok(())
 }
 
-async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Result<()> {
+async fn remote_rows_follow_through_intents(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let engine = service.engine().as_ref();
     let (client, recorder) = Recorder::wrap(&service);
@@ -444,7 +443,8 @@ async fn remote_rows_follow_through_intents(service: TableServiceClient) -> Resu
     Ok(())
 }
 
-async fn index_entities_list_their_members(service: TableServiceClient) -> Result<()> {
+async fn index_entities_list_their_members(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let engine = service.engine().as_ref();
     let staff = service.table::<Employee>(STAFF);
@@ -484,7 +484,8 @@ async fn index_entities_list_their_members(service: TableServiceClient) -> Resul
     Ok(())
 }
 
-async fn lookups_through_copies(service: TableServiceClient) -> Result<()> {
+async fn lookups_through_copies(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let staff = service.table::<Employee>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -520,7 +521,8 @@ async fn lookups_through_copies(service: TableServiceClient) -> Result<()> {
     Ok(())
 }
 
-async fn transactions_mix_types_and_keep_indexes(service: TableServiceClient) -> Result<()> {
+async fn transactions_mix_types_and_keep_indexes(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let engine = service.engine().as_ref();
     let staff = service.table::<Employee>(STAFF);
@@ -591,7 +593,8 @@ async fn transactions_mix_types_and_keep_indexes(service: TableServiceClient) ->
     Ok(())
 }
 
-async fn transaction_errors_name_the_item(service: TableServiceClient) -> Result<()> {
+async fn transaction_errors_name_the_item(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let engine = service.engine().as_ref();
     let staff = service.table::<Employee>(STAFF);
@@ -685,7 +688,8 @@ struct Tagged {
     tag: String,
 }
 
-async fn oversized_index_entity_is_refused(service: TableServiceClient) -> Result<()> {
+async fn oversized_index_entity_is_refused(backend: Backend) -> Result<()> {
+    let service = backend.service();
     service.create_table("Tags").await?;
     let tags = service.table::<Tagged>("Tags");
     let item = |i: usize| Tagged {
@@ -715,7 +719,8 @@ enum StaffRow {
     Department(Department),
 }
 
-async fn unions_keep_their_variants_indexes(service: TableServiceClient) -> Result<()> {
+async fn unions_keep_their_variants_indexes(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let rows = service.table::<StaffRow>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -741,7 +746,8 @@ async fn unions_keep_their_variants_indexes(service: TableServiceClient) -> Resu
 /// keys (reads, deletes, index lookups), and dynamic code gets plain `EntityKey`s
 /// out of them and declares keys from elsewhere with `Key::from_entity_key`. (Keys
 /// of another type or index do not compile: tests/ui/fail/key_*.rs.)
-async fn typed_keys_reach_their_rows(service: TableServiceClient) -> Result<()> {
+async fn typed_keys_reach_their_rows(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let rows = service.table::<StaffRow>(STAFF);
     let ann = employee("Sales", 1, 0);
@@ -806,7 +812,8 @@ fn clerk(department: &str, id: u32) -> Clerk {
 /// A transaction starts from a value or a key of a type the table holds (no
 /// PartitionKey string), takes many items at once, and still refuses items of
 /// another partition before anything is sent.
-async fn transactions_start_from_a_value_or_key(service: TableServiceClient) -> Result<()> {
+async fn transactions_start_from_a_value_or_key(backend: Backend) -> Result<()> {
+    let service = backend.service();
     create_tables(&service).await?;
     let clerks = service.table::<Clerk>(STAFF);
     let hires: Vec<Clerk> = (1..=12).map(|id| clerk("Sales", id)).collect();
@@ -890,55 +897,7 @@ async fn transactions_start_from_a_value_or_key(service: TableServiceClient) -> 
     Ok(())
 }
 
-// ---- runners: every scenario on two mem configurations and on Azurite ----
-
-fn default_pages() -> TableServiceClient {
-    TableServiceClient::new(MemEngine::new())
-}
-
-fn one_row_pages() -> TableServiceClient {
-    TableServiceClient::from_engine(Arc::new(MemEngine::with_options(
-        MemOptions::default()
-            .with_page_size(1)
-            .with_break_at_partition_boundaries(true),
-    )))
-}
-
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {
-        mod default_pages {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::default_pages()).await.unwrap();
-                }
-            )*
-        }
-        mod one_row_pages {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::one_row_pages()).await.unwrap();
-                }
-            )*
-        }
-        /// The remote engine on the run's Azurite, each test in its own table namespace.
-        mod azurite {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    let test = concat!("typed_writes::azurite::", stringify!($name));
-                    let Some(service) = tables_tests::azurite::service_or_skip(test) else {
-                        return;
-                    };
-                    super::$name(service).await.unwrap();
-                }
-            )*
-        }
-    };
-}
-
-scenarios!(
+tables_tests::typed_matrix!(
     insert_and_get_round_trip,
     replace_and_merge_honour_if_match,
     upserts_insert_or_overwrite,

@@ -4,19 +4,12 @@
 //! timeouts (this file); paging, malformed answers, request shape, credentials,
 //! secrets in logs and the fault proxy (the modules under `remote_wire/`).
 
-#[path = "remote_wire/diagnostics.rs"]
 mod diagnostics;
-#[path = "remote_wire/malformed.rs"]
 mod malformed;
-#[path = "remote_wire/paging.rs"]
 mod paging;
-#[path = "remote_wire/proxy.rs"]
 mod proxy;
-#[path = "remote_wire/secrets.rs"]
 mod secrets;
-#[path = "remote_wire/shape.rs"]
 mod shape;
-#[path = "remote_wire/support.rs"]
 mod support;
 
 use tables_client::remote::{RemoteEngine, RetryPolicy};

@@ -2,19 +2,18 @@
 //! derive's helpers, typed filters, projections, `take`, page sizes, plans, the
 //! table-scan guard, resumable page tokens, unions, and the prefetching stream.
 //!
-//! Each scenario is `async fn(TableServiceClient) -> Result<()>` and runs on the mem
-//! engine with its default paging and with pages of one entity that end at every
-//! partition boundary; it speaks only the client and `Engine` APIs, so it will run
-//! on the remote engine unchanged. Rows are written by hand through the engine
+//! Each scenario is `async fn(Backend) -> Result<()>` and runs on every engine of the
+//! typed matrix ([`tables_tests::typed_matrix!`]: the mem engine with its default
+//! paging and with pages of one entity that end at every partition boundary, and
+//! the remote engine on Azurite); it speaks only the client and `Engine` APIs. Rows
+//! are written by hand through the engine
 //! (primary + same-partition copies in one batch, other copies in their table), so
 //! the queries meet copies, index entries and intent rows exactly as the typed
 //! writes leave them.
 
 #![allow(clippy::unwrap_used)] // test helpers build known-good values
 
-#[path = "typed_query/fixtures.rs"]
 mod fixtures;
-#[path = "typed_query/unchecked.rs"]
 mod unchecked;
 
 use std::collections::BTreeSet;
@@ -26,17 +25,18 @@ use fixtures::{
     SalesPartition, Staff, SALES,
 };
 use futures::{StreamExt, TryStreamExt};
-use tables_client::mem::{MemEngine, MemOptions};
 use tables_client::model::KeyRange;
 use tables_client::{
     col, ClientOptions, DynamicEntity, EntityKey, ErrorKind, Origin, PageToken, QueryPlan, Result,
     Row, TableServiceClient, WriteOp,
 };
+use tables_tests::typed::Backend;
 use unchecked::unchecked_filter_text_narrows_like_a_typed_filter;
 
 // ---- scenarios ----
 
-async fn partition_query_reads_each_primary_once(service: TableServiceClient) -> Result<()> {
+async fn partition_query_reads_each_primary_once(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let want = in_department(&all, "Sales");
@@ -70,7 +70,8 @@ async fn partition_query_reads_each_primary_once(service: TableServiceClient) ->
     Ok(())
 }
 
-async fn row_ranges_come_from_the_derive(service: TableServiceClient) -> Result<()> {
+async fn row_ranges_come_from_the_derive(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, _) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let ids = |found: Vec<Employee>| found.into_iter().map(|e| e.employee_id).collect::<Vec<_>>();
@@ -107,7 +108,8 @@ async fn row_ranges_come_from_the_derive(service: TableServiceClient) -> Result<
     Ok(())
 }
 
-async fn typed_filters_narrow_the_rows(service: TableServiceClient) -> Result<()> {
+async fn typed_filters_narrow_the_rows(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let found = employees
@@ -154,7 +156,8 @@ async fn typed_filters_narrow_the_rows(service: TableServiceClient) -> Result<()
     Ok(())
 }
 
-async fn projection_sends_select_and_decodes(service: TableServiceClient) -> Result<()> {
+async fn projection_sends_select_and_decodes(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let recording = Recording::over(&service, None);
     let client = recording.client(ClientOptions::default());
@@ -220,7 +223,8 @@ async fn projection_sends_select_and_decodes(service: TableServiceClient) -> Res
     Ok(())
 }
 
-async fn take_bounds_the_total_across_pages(service: TableServiceClient) -> Result<()> {
+async fn take_bounds_the_total_across_pages(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let recording = Recording::over(&service, None);
     let employees = recording
@@ -275,7 +279,8 @@ async fn take_bounds_the_total_across_pages(service: TableServiceClient) -> Resu
     Ok(())
 }
 
-async fn page_size_shapes_pages(service: TableServiceClient) -> Result<()> {
+async fn page_size_shapes_pages(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let mut token: Option<PageToken> = None;
@@ -319,7 +324,8 @@ async fn page_size_shapes_pages(service: TableServiceClient) -> Result<()> {
     Ok(())
 }
 
-async fn plans_follow_the_cost_ladder(service: TableServiceClient) -> Result<()> {
+async fn plans_follow_the_cost_ladder(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let employees = service.table::<Employee>("Employees");
     let point = employees
         .query()
@@ -378,7 +384,8 @@ async fn plans_follow_the_cost_ladder(service: TableServiceClient) -> Result<()>
     Ok(())
 }
 
-async fn table_scans_can_be_forbidden(service: TableServiceClient) -> Result<()> {
+async fn table_scans_can_be_forbidden(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let recording = Recording::over(&service, None);
     let strict = recording.client(ClientOptions::default().with_allow_table_scans(false));
@@ -405,7 +412,8 @@ async fn table_scans_can_be_forbidden(service: TableServiceClient) -> Result<()>
     Ok(())
 }
 
-async fn page_token_resumes_in_another_client(service: TableServiceClient) -> Result<()> {
+async fn page_token_resumes_in_another_client(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let query = |client: &TableServiceClient| {
         client
@@ -444,7 +452,8 @@ async fn page_token_resumes_in_another_client(service: TableServiceClient) -> Re
     Ok(())
 }
 
-async fn a_token_refuses_another_query(service: TableServiceClient) -> Result<()> {
+async fn a_token_refuses_another_query(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, _) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let base = || employees.query().partition("Sales").page_size(2);
@@ -486,7 +495,8 @@ async fn a_token_refuses_another_query(service: TableServiceClient) -> Result<()
     Ok(())
 }
 
-async fn a_token_round_trips_as_text(service: TableServiceClient) -> Result<()> {
+async fn a_token_round_trips_as_text(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, _) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let token = employees
@@ -520,7 +530,8 @@ async fn a_token_round_trips_as_text(service: TableServiceClient) -> Result<()> 
     Ok(())
 }
 
-async fn unions_decode_each_row_to_its_variant(service: TableServiceClient) -> Result<()> {
+async fn unions_decode_each_row_to_its_variant(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let rows = service
         .table::<SalesPartition>(&table)
@@ -581,7 +592,8 @@ async fn unions_decode_each_row_to_its_variant(service: TableServiceClient) -> R
     Ok(())
 }
 
-async fn each_primary_once_at_page_size_1(service: TableServiceClient) -> Result<()> {
+async fn each_primary_once_at_page_size_1(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, all) = seed(&service).await?;
     let want: BTreeSet<_> = all.iter().map(|e| e.entity_key().unwrap()).collect();
     let employees = service.table::<Employee>(&table);
@@ -613,9 +625,8 @@ async fn each_primary_once_at_page_size_1(service: TableServiceClient) -> Result
     Ok(())
 }
 
-async fn stream_prefetches_one_page_and_stops_when_dropped(
-    service: TableServiceClient,
-) -> Result<()> {
+async fn stream_prefetches_one_page_and_stops_when_dropped(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, _) = seed(&service).await?;
     let recording = Recording::over(&service, None);
     let employees = recording
@@ -644,7 +655,8 @@ async fn stream_prefetches_one_page_and_stops_when_dropped(
     Ok(())
 }
 
-async fn stream_errors_end_the_stream(service: TableServiceClient) -> Result<()> {
+async fn stream_errors_end_the_stream(backend: Backend) -> Result<()> {
+    let service = backend.service();
     let (table, _) = seed(&service).await?;
     // The third request fails: two items, then the error, then the end.
     let recording = Recording::over(&service, Some(3));
@@ -691,60 +703,8 @@ async fn stream_errors_end_the_stream(service: TableServiceClient) -> Result<()>
     Ok(())
 }
 
-// ---- engines ----
-
-fn mem_default() -> TableServiceClient {
-    TableServiceClient::new(MemEngine::new())
-}
-
-fn mem_page_size_1() -> TableServiceClient {
-    TableServiceClient::new(MemEngine::with_options(
-        MemOptions::default()
-            .with_page_size(1)
-            .with_break_at_partition_boundaries(true),
-    ))
-}
-
-macro_rules! on_engine {
-    ($engine:ident: $($scenario:ident),* $(,)?) => {
-        mod $engine {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(super::$engine()).await.unwrap();
-                }
-            )*
-        }
-    };
-}
-
-/// The remote engine on the run's Azurite, each test in its own table namespace.
-macro_rules! on_azurite {
-    ($($scenario:ident),* $(,)?) => {
-        mod azurite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    let test = concat!("typed_query::azurite::", stringify!($scenario));
-                    let Some(service) = tables_tests::azurite::service_or_skip(test) else {
-                        return;
-                    };
-                    super::$scenario(service).await.unwrap();
-                }
-            )*
-        }
-    };
-}
-
-macro_rules! scenarios {
-    ($($scenario:ident),* $(,)?) => {
-        on_engine!(mem_default: $($scenario),*);
-        on_engine!(mem_page_size_1: $($scenario),*);
-        on_azurite!($($scenario),*);
-    };
-}
-
-scenarios!(
+tables_tests::typed_matrix!(
+    runtime: #[tokio::test(flavor = "multi_thread", worker_threads = 2)];
     partition_query_reads_each_primary_once,
     row_ranges_come_from_the_derive,
     typed_filters_narrow_the_rows,
@@ -766,7 +726,7 @@ scenarios!(
 /// Outside any tokio runtime the stream fetches in-line.
 #[test]
 fn stream_without_a_runtime_fetches_in_line() {
-    let service = mem_page_size_1();
+    let service = Backend::OneRowPages.service();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -1,0 +1,118 @@
+//! [`Backend`]: the engine configurations of the typed tests' matrix, and the
+//! [`Fixture`] a scenario that injects faults or counts calls works on.
+
+use std::sync::Arc;
+
+use tables_client::mem::{FaultInjector, MemEngine, MemOptions};
+use tables_client::remote::RemoteEngine;
+use tables_client::{Engine, PrefixedEngine, TableServiceClient};
+
+/// Where a typed scenario runs: one configuration of the matrix
+/// ([`typed_matrix!`](crate::typed_matrix)). A scenario asks it for as many fresh,
+/// empty engines as it needs ([`Backend::engine`], [`Backend::service`],
+/// [`Backend::fresh`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// The mem engine with its default paging (pages of up to 1,000 entities).
+    Mem,
+    /// The mem engine returning one entity (and one table name) per page and ending
+    /// pages at partition boundaries: the harshest paging a client can meet.
+    OneRowPages,
+    /// The remote engine on the run's Azurite (its account URL); every engine it
+    /// hands out keeps its tables under a prefix of its own.
+    Azurite(String),
+}
+
+impl Backend {
+    /// The run's Azurite, or `None` after a loud `SKIPPED` line naming `test` (a
+    /// failure under `CI=true`; see [`crate::azurite::url_or_skip`]).
+    pub fn azurite(test: &str) -> Option<Backend> {
+        crate::azurite::url_or_skip(test).map(Backend::Azurite)
+    }
+
+    /// The mem engine's options for this configuration; `None` on Azurite.
+    pub fn mem_options(&self) -> Option<MemOptions> {
+        match self {
+            Backend::Mem => Some(MemOptions::default()),
+            Backend::OneRowPages => Some(
+                MemOptions::default()
+                    .with_page_size(1)
+                    .with_break_at_partition_boundaries(true),
+            ),
+            Backend::Azurite(_) => None,
+        }
+    }
+
+    /// A fresh, empty engine: a new mem engine, or a new table namespace on Azurite.
+    pub fn engine(&self) -> Arc<dyn Engine> {
+        match self.scratch() {
+            Some(scratch) => scratch,
+            None => Arc::new(self.mem()),
+        }
+    }
+
+    /// A client over a fresh, empty engine ([`Backend::engine`]).
+    pub fn service(&self) -> TableServiceClient {
+        TableServiceClient::from_engine(self.engine())
+    }
+
+    /// A fresh, empty engine behind a fault injector (armed with no faults), and a
+    /// client over it.
+    pub fn fresh(&self) -> Fixture {
+        let scratch = self.scratch();
+        let base: Arc<dyn Engine> = match &scratch {
+            Some(scratch) => Arc::clone(scratch) as Arc<dyn Engine>,
+            None => Arc::new(self.mem()),
+        };
+        let engine = FaultInjector::new(base);
+        let service = TableServiceClient::new(engine.clone());
+        Fixture {
+            engine,
+            service,
+            scratch,
+        }
+    }
+
+    /// A new mem engine with this configuration's options (the defaults on Azurite,
+    /// which never asks for one).
+    fn mem(&self) -> MemEngine {
+        MemEngine::with_options(self.mem_options().unwrap_or_default())
+    }
+
+    /// A new table namespace on Azurite; `None` in memory.
+    fn scratch(&self) -> Option<Arc<PrefixedEngine<RemoteEngine>>> {
+        match self {
+            Backend::Azurite(url) => Some(Arc::new(PrefixedEngine::unique(
+                crate::azurite::engine(url),
+            ))),
+            Backend::Mem | Backend::OneRowPages => None,
+        }
+    }
+}
+
+/// One scenario's engine (a fault injector in front), its client, and the tables to
+/// drop afterwards.
+#[derive(Debug)]
+pub struct Fixture {
+    /// The engine, behind a fault injector with no faults armed.
+    pub engine: FaultInjector<Arc<dyn Engine>>,
+    /// A client over [`Fixture::engine`].
+    pub service: TableServiceClient,
+    scratch: Option<Arc<PrefixedEngine<RemoteEngine>>>,
+}
+
+impl Fixture {
+    /// Drops the fixture's tables on a shared endpoint (nothing to do in memory).
+    ///
+    /// # Panics
+    ///
+    /// If the tables cannot be listed or deleted.
+    pub async fn drop_tables(self) {
+        if let Some(scratch) = self.scratch {
+            scratch
+                .delete_all_tables()
+                .await
+                .expect("the fixture's tables can be dropped");
+        }
+    }
+}

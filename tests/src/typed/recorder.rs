@@ -1,0 +1,133 @@
+//! [`Recorder`]: an engine wrapper that records every call and can fail the single
+//! writes that follow a transaction.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tables_client::{
+    ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, ListTablesOptions, Page,
+    QuerySpec, Result, TablePage, TableServiceClient, WriteOp, WriteOutcome,
+};
+
+/// One engine call, as the recorder saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// `get_entity` of a table and key.
+    Get(String, EntityKey),
+    /// `query` of a table.
+    Query(String),
+    /// `write` to a table.
+    Write(String, WriteOp),
+    /// `submit_batch` to a table.
+    Batch(String, Vec<WriteOp>),
+    /// A table call: create, delete or list.
+    Other,
+}
+
+/// Wraps any engine: records every call, and, once armed with
+/// [`Recorder::fail_writes_after_commit`], fails every single write that follows a
+/// transaction, as a process dying right after its transaction commits.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    inner: Arc<dyn Engine>,
+    calls: Arc<Mutex<Vec<Call>>>,
+    fail_writes: Arc<AtomicBool>,
+    committed: Arc<AtomicBool>,
+}
+
+impl Recorder {
+    /// Wraps `inner`, recording from now on, failing nothing.
+    pub fn new(inner: Arc<dyn Engine>) -> Recorder {
+        Recorder {
+            inner,
+            calls: Arc::default(),
+            fail_writes: Arc::default(),
+            committed: Arc::default(),
+        }
+    }
+
+    /// A client over a recorder wrapping `service`'s engine, with its options.
+    pub fn wrap(service: &TableServiceClient) -> (TableServiceClient, Recorder) {
+        let recorder = Recorder::new(Arc::clone(service.engine()));
+        let client =
+            TableServiceClient::with_options(Arc::new(recorder.clone()), service.options().clone());
+        (client, recorder)
+    }
+
+    /// The calls recorded since the last `take`, in order.
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while recording.
+    pub fn take(&self) -> Vec<Call> {
+        std::mem::take(&mut *self.calls.lock().expect("no recording thread panicked"))
+    }
+
+    /// Arms (or disarms) the crash: every single write after the next successful
+    /// transaction fails with a transport error.
+    pub fn fail_writes_after_commit(&self, fail: bool) {
+        self.committed.store(false, Ordering::SeqCst);
+        self.fail_writes.store(fail, Ordering::SeqCst);
+    }
+
+    fn record(&self, call: Call) {
+        self.calls
+            .lock()
+            .expect("no recording thread panicked")
+            .push(call);
+    }
+}
+
+#[async_trait]
+impl Engine for Recorder {
+    async fn create_table(&self, table: &str) -> Result<()> {
+        self.record(Call::Other);
+        self.inner.create_table(table).await
+    }
+
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        self.record(Call::Other);
+        self.inner.delete_table(table).await
+    }
+
+    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        self.record(Call::Other);
+        self.inner.list_tables(options).await
+    }
+
+    async fn get_entity(
+        &self,
+        table: &str,
+        key: &EntityKey,
+        select: Option<&[String]>,
+    ) -> Result<Option<DynamicEntity>> {
+        self.record(Call::Get(table.to_owned(), key.clone()));
+        self.inner.get_entity(table, key, select).await
+    }
+
+    async fn query(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Page<DynamicEntity>> {
+        self.record(Call::Query(table.to_owned()));
+        self.inner.query(table, spec, continuation).await
+    }
+
+    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        self.record(Call::Write(table.to_owned(), op.clone()));
+        if self.fail_writes.load(Ordering::SeqCst) && self.committed.load(Ordering::SeqCst) {
+            return Err(Error::new(ErrorKind::Transport, "simulated crash"));
+        }
+        self.inner.write(table, op).await
+    }
+
+    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        self.record(Call::Batch(table.to_owned(), ops.to_vec()));
+        let outcome = self.inner.submit_batch(table, ops).await;
+        self.committed.store(outcome.is_ok(), Ordering::SeqCst);
+        outcome
+    }
+}

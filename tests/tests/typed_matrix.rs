@@ -1,0 +1,47 @@
+//! The typed matrix ([`tables_tests::typed_matrix!`]) runs what its modules say:
+//! each module's test probes the engine it was given and checks that it is the one
+//! the module is named after. Without this, a `one_row_pages` run on default pages
+//! would pass unnoticed: every scenario also passes there.
+
+use tables_client::{DynamicEntity, QuerySpec, Result, WriteOp};
+use tables_tests::typed::Backend;
+
+/// The module this test runs in, from the test thread's name
+/// (`one_row_pages::engine_is_as_named`).
+fn module() -> String {
+    let thread = std::thread::current();
+    let name = thread.name().expect("the test harness names its threads");
+    name.split("::").next().unwrap_or_default().to_owned()
+}
+
+async fn engine_is_as_named(backend: Backend) -> Result<()> {
+    let engine = backend.engine();
+    engine.create_table("Probe").await?;
+    for (pk, rk) in [("a", "1"), ("a", "2"), ("b", "1")] {
+        engine
+            .write("Probe", &WriteOp::Insert(DynamicEntity::new(pk, rk)))
+            .await?;
+    }
+    let page = engine.query("Probe", &QuerySpec::new(), None).await?;
+    let module = module();
+    match module.as_str() {
+        "mem" => {
+            assert_eq!(backend, Backend::Mem);
+            assert_eq!(page.items.len(), 3, "default pages hold every row");
+        }
+        "one_row_pages" => {
+            assert_eq!(backend, Backend::OneRowPages);
+            assert_eq!(page.items.len(), 1, "a page holds one row");
+            assert!(page.continuation.is_some(), "and the query goes on");
+        }
+        "azurite" => {
+            assert!(matches!(backend, Backend::Azurite(_)), "{backend:?}");
+            assert_eq!(page.items.len(), 3, "Azurite's pages hold every row");
+        }
+        other => panic!("the matrix has no module {other:?}"),
+    }
+    engine.delete_table("Probe").await?;
+    Ok(())
+}
+
+tables_tests::typed_matrix!(engine_is_as_named);
