@@ -1,16 +1,16 @@
 // The crate docs are the manual, one chapter per file in a reader's order.
 #![doc = include_str!("manual/01-quick-start.md")]
 #![doc = include_str!("manual/02-key-design.md")]
-#![doc = include_str!("manual/03-reads.md")]
-#![doc = include_str!("manual/04-writes.md")]
-#![doc = include_str!("manual/05-updates.md")]
-#![doc = include_str!("manual/06-transactions.md")]
+#![doc = include_str!("manual/03-reads-and-queries.md")]
+#![doc = include_str!("manual/04-writes-and-etags.md")]
+#![doc = include_str!("manual/05-partial-and-optimistic-updates.md")]
+#![doc = include_str!("manual/06-transactions-and-bulk.md")]
 #![doc = include_str!("manual/07-indexes.md")]
-#![doc = include_str!("manual/08-existing.md")]
+#![doc = include_str!("manual/08-existing-tables.md")]
 #![doc = include_str!("manual/09-testing.md")]
-#![doc = include_str!("manual/10-remote.md")]
+#![doc = include_str!("manual/10-remote-endpoints.md")]
 #![doc = include_str!("manual/11-errors.md")]
-#![doc = include_str!("manual/12-patterns.md")]
+#![doc = include_str!("manual/12-guide-patterns.md")]
 
 // `Table`'s methods are spread over these modules; rustdoc lists them in the order
 // the modules are declared, so this is a reader's order: the handle, writes and
@@ -35,6 +35,7 @@ mod bulk;
 
 mod upkeep;
 
+mod paging;
 mod periodic;
 mod prefixed;
 pub mod remote;

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::paging::TablePages;
 use tables_core::{key::validate_table_name, Engine, ErrorKind, ListTablesOptions, Result};
 
 /// How a client behaves; every field has a sensible default.
@@ -254,15 +255,12 @@ pub(crate) async fn all_table_names<E: Engine + ?Sized>(
     engine: &E,
     prefix: &str,
 ) -> Result<Vec<String>> {
-    let mut names = Vec::new();
     let mut options = ListTablesOptions::default();
     options.prefix = (!prefix.is_empty()).then(|| prefix.to_owned());
-    loop {
-        let page = engine.list_tables(&options).await?;
-        names.extend(page.names);
-        match page.continuation {
-            Some(next) => options.continuation = Some(next),
-            None => return Ok(names),
-        }
+    let mut pages = TablePages::new(options);
+    let mut names = Vec::new();
+    while let Some(page) = pages.next(engine).await? {
+        names.extend(page);
     }
+    Ok(names)
 }

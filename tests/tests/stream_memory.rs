@@ -153,7 +153,7 @@ async fn stream_and_collect(n: usize) -> (Held, Held) {
             assert_eq!(reading.id as usize, count, "in key order");
             count += 1;
             if count % 500 == 0 {
-                // A consumer slower than the engine, so the prefetch task runs as
+                // A consumer slower than the engine, so the prefetch runs as
                 // far ahead as it is allowed to.
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }

@@ -18,7 +18,9 @@ const client = TableClient.fromConnectionString(connection, table, {
   allowInsecureConnection: true,
 });
 
-// The design guide's employees and departments, marked two ways at once: by the
+// The employees and departments of the table design patterns
+// (https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns),
+// marked two ways at once: by the
 // RowKey prefix and by a `Type` column. Plain JS values, as a JS user writes them.
 const rows = [
   {

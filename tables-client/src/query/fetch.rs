@@ -9,6 +9,7 @@ use tables_core::{
     ContinuationToken, DynamicEntity, Engine, Error, ErrorKind, QuerySpec, Result, Row,
 };
 
+use crate::paging::EntityPages;
 use crate::table::Versioned;
 
 /// One decoded row, or the reason it could not be decoded.
@@ -18,13 +19,12 @@ pub(crate) type Item<T> = Result<Versioned<T>>;
 /// items `take(n)` still allows.
 pub(crate) struct Fetcher<T> {
     engine: Arc<dyn Engine>,
-    table: Arc<str>,
-    /// `$filter` and `$select`; `$top` is set per request.
-    spec: QuerySpec,
+    /// `$filter` and `$select`, and where the next page starts; `$top` is set per
+    /// request.
+    pages: EntityPages,
     page_size: u32,
     /// Items `take(n)` still allows; `None` without `take`.
     remaining: Option<usize>,
-    next: Option<ContinuationToken>,
     done: bool,
     _rows: PhantomData<fn() -> T>,
 }
@@ -41,11 +41,9 @@ impl<T: Row> Fetcher<T> {
     ) -> Fetcher<T> {
         Fetcher {
             engine,
-            table,
-            spec,
+            pages: EntityPages::new(&*table, spec, next),
             page_size,
             remaining,
-            next,
             done: remaining == Some(0),
             _rows: PhantomData,
         }
@@ -59,7 +57,7 @@ impl<T: Row> Fetcher<T> {
     /// Where the next engine page starts; `None` before the first page and at the
     /// end.
     pub(crate) fn continuation(&self) -> Option<&ContinuationToken> {
-        self.next.as_ref()
+        self.pages.position()
     }
 
     /// Runs one engine page of at most `limit` rows (and at most the page size and
@@ -78,13 +76,13 @@ impl<T: Row> Fetcher<T> {
         let top = u32::try_from(allowed)
             .unwrap_or(u32::MAX)
             .clamp(1, self.page_size);
-        self.spec.top = Some(top);
-        let page = match self
-            .engine
-            .query(&self.table, &self.spec, self.next.as_ref())
-            .await
-        {
-            Ok(page) => page,
+        self.pages.spec_mut().top = Some(top);
+        let page = match self.pages.next(self.engine.as_ref()).await {
+            Ok(Some(page)) => page,
+            Ok(None) => {
+                self.done = true;
+                return Ok(Vec::new());
+            }
             Err(err) => {
                 self.done = true;
                 return Err(err);
@@ -103,8 +101,7 @@ impl<T: Row> Fetcher<T> {
         if let Some(left) = &mut self.remaining {
             *left -= items.len();
         }
-        self.next = page.continuation;
-        self.done = self.next.is_none() || self.remaining == Some(0);
+        self.done = self.pages.is_done() || self.remaining == Some(0);
         Ok(items)
     }
 

@@ -304,11 +304,11 @@ impl<T: Row> Query<T> {
 
     /// As [`Query::stream`], with each value's ETag and timestamp.
     ///
-    /// Inside a tokio runtime the stream spawns a task (on first poll) that fetches
-    /// each page into a one-slot channel, claiming the slot before fetching: the
-    /// page being consumed and the one being fetched are all it holds, whatever the
-    /// size of the result. Dropping the stream stops the task. Outside a runtime it
-    /// fetches in-line when a page runs out.
+    /// The stream prefetches explicitly, spawning nothing: as it hands out the
+    /// items of one page, it drives the request for the next on every poll, and
+    /// holds that page until the current one runs out. The page being consumed and
+    /// the next are all it holds, whatever the size of the result; it runs on any
+    /// executor, and dropping it drops the request in flight.
     pub fn stream_versioned(self) -> impl Stream<Item = Result<Versioned<T>>> + Send + 'static {
         self.page_stream()
     }

@@ -1,126 +1,92 @@
 //! [`PageStream`]: the stream behind `Query::stream`, which fetches the next page
 //! while the caller consumes the current one, holding at most two pages.
 //!
-//! Inside a tokio runtime, the first poll spawns a task that reads pages through a
-//! [`Fetcher`] and hands them over a channel of one slot. The task reserves the slot
-//! *before* it fetches, so at any moment there is the page the caller is consuming
-//! and at most one more (being fetched, or waiting in the slot): memory does not grow
-//! with the size of the result. Dropping the stream aborts the task. Outside a
-//! runtime the stream fetches in-line, one page whenever the current one runs out.
+//! The prefetch is explicit and spawns nothing: the stream owns the one request in
+//! flight (a boxed future over the [`Fetcher`]) and polls it on every poll of the
+//! stream, before handing out an item of the current page. As soon as the current
+//! page is handed over, the request for the next one starts; when it answers, its
+//! page waits in a slot of one until the current page runs out. So at any moment
+//! there is the page the caller is consuming and at most one more, being fetched or
+//! waiting: memory does not grow with the size of the result. The stream works on any
+//! executor, and dropping it drops the request in flight.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 use futures::Stream;
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
-use tables_core::{Error, ErrorKind, Row};
+use tables_core::{Error, Row};
 
 use crate::query::fetch::{Fetcher, Item};
 use crate::table::Versioned;
 
-/// What the prefetch task sends.
-enum Message<T> {
-    /// The next page's items (never empty).
-    Page(Vec<Item<T>>),
-    /// The query has no more items.
+/// A page request in flight: gives the fetcher back with the page (`None` at the
+/// end).
+type Fetching<T> = Pin<Box<dyn Future<Output = (Box<Fetcher<T>>, Option<Vec<Item<T>>>)> + Send>>;
+
+/// Where the next page comes from.
+enum Next<T> {
+    /// Not asked for yet (the fetcher waits).
+    Idle(Box<Fetcher<T>>),
+    /// In flight.
+    Fetching(Fetching<T>),
+    /// Arrived while the current page is still being consumed.
+    Ready(Box<Fetcher<T>>, Vec<Item<T>>),
+    /// The query has no more pages.
     End,
 }
 
-type Fetching<T> = Pin<Box<dyn Future<Output = (Box<Fetcher<T>>, Option<Vec<Item<T>>>)> + Send>>;
-
-/// The prefetch task; aborted when dropped.
-struct Task(JoinHandle<()>);
-
-impl Drop for Task {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-enum State<T> {
-    /// Not polled yet.
-    Start(Box<Fetcher<T>>),
-    /// Pages come from the prefetch task.
-    Prefetching {
-        pages: mpsc::Receiver<Message<T>>,
-        task: Task,
-    },
-    /// The task stopped without saying `End`: find out why.
-    Joining(Task),
-    /// No runtime: pages are fetched in-line; none is being fetched.
-    Inline(Box<Fetcher<T>>),
-    /// No runtime: a page is being fetched in-line.
-    InlineFetching(Fetching<T>),
-    /// The query could not start: yield this error, then end.
-    Failed(Error),
-    Done,
-}
-
-/// A typed query's results, page by page, with the next page prefetched.
 pub(crate) struct PageStream<T> {
-    state: State<T>,
+    next: Next<T>,
     current: std::vec::IntoIter<Item<T>>,
+    /// An error to report before anything else (a query that could not be prepared).
+    failed: Option<Error>,
 }
 
-// Nothing in a `PageStream` is pinned in place: the in-line fetch is boxed.
+// Nothing in a `PageStream` is pinned in place: the fetch in flight is boxed.
 impl<T> Unpin for PageStream<T> {}
 
 impl<T: Row> PageStream<T> {
     pub(crate) fn new(fetcher: Fetcher<T>) -> PageStream<T> {
         PageStream {
-            state: State::Start(Box::new(fetcher)),
+            next: Next::Idle(Box::new(fetcher)),
             current: Vec::new().into_iter(),
+            failed: None,
         }
     }
 
-    /// A stream yielding `error` once.
     pub(crate) fn failed(error: Error) -> PageStream<T> {
         PageStream {
-            state: State::Failed(error),
+            next: Next::End,
             current: Vec::new().into_iter(),
+            failed: Some(error),
         }
     }
-}
 
-/// Starts reading: a prefetch task when a tokio runtime is at hand, else in-line.
-fn start<T: Row>(fetcher: Box<Fetcher<T>>) -> State<T> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => {
-            let (sender, pages) = mpsc::channel(1);
-            let task = runtime.spawn(prefetch(fetcher, sender));
-            State::Prefetching {
-                pages,
-                task: Task(task),
+    /// Starts the request for the next page if none is in flight or waiting.
+    fn start_fetch(&mut self) {
+        if let Next::Idle(_) = self.next {
+            if let Next::Idle(fetcher) = std::mem::replace(&mut self.next, Next::End) {
+                self.next = Next::Fetching(Box::pin(fetch(fetcher)));
             }
         }
-        Err(_) => State::Inline(fetcher),
     }
-}
 
-/// The prefetch task: claims the channel's slot, then fetches a page into it.
-async fn prefetch<T: Row>(mut fetcher: Box<Fetcher<T>>, sender: mpsc::Sender<Message<T>>) {
-    loop {
-        // Waits until the caller has taken the previous page; fails once the stream
-        // is gone.
-        let Ok(slot) = sender.reserve().await else {
-            return;
-        };
-        match fetcher.next_batch().await {
-            Some(items) => slot.send(Message::Page(items)),
-            None => {
-                slot.send(Message::End);
-                return;
+    /// Drives the request in flight; a page that arrives waits in the slot.
+    fn poll_fetch(&mut self, cx: &mut Context<'_>) {
+        if let Next::Fetching(fetching) = &mut self.next {
+            if let Poll::Ready((fetcher, page)) = fetching.as_mut().poll(cx) {
+                self.next = match page {
+                    Some(items) => Next::Ready(fetcher, items),
+                    None => Next::End,
+                };
             }
         }
     }
 }
 
-async fn fetch_inline<T: Row>(
-    mut fetcher: Box<Fetcher<T>>,
-) -> (Box<Fetcher<T>>, Option<Vec<Item<T>>>) {
+async fn fetch<T: Row>(mut fetcher: Box<Fetcher<T>>) -> (Box<Fetcher<T>>, Option<Vec<Item<T>>>) {
     let items = fetcher.next_batch().await;
     (fetcher, items)
 }
@@ -130,60 +96,30 @@ impl<T: Row> Stream for PageStream<T> {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Item<T>>> {
         let this = self.get_mut();
+        if let Some(err) = this.failed.take() {
+            return Poll::Ready(Some(Err(err)));
+        }
         loop {
+            // The next page's request runs while the caller consumes this one.
+            this.start_fetch();
+            this.poll_fetch(cx);
             if let Some(item) = this.current.next() {
                 return Poll::Ready(Some(item));
             }
-            // Free the spent page's buffer before waiting for the next.
-            this.current = Vec::new().into_iter();
-            match &mut this.state {
-                State::Prefetching { pages, .. } => match ready!(pages.poll_recv(cx)) {
-                    Some(Message::Page(items)) => this.current = items.into_iter(),
-                    Some(Message::End) => this.state = State::Done,
-                    None => {
-                        if let State::Prefetching { task, .. } =
-                            std::mem::replace(&mut this.state, State::Done)
-                        {
-                            this.state = State::Joining(task);
-                        }
-                    }
-                },
-                State::Joining(task) => {
-                    let outcome = ready!(Pin::new(&mut task.0).poll(cx));
-                    this.state = State::Done;
-                    return match outcome {
-                        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-                        Err(_) => Poll::Ready(Some(Err(Error::new(
-                            ErrorKind::Unsupported,
-                            "the query's prefetch task was cancelled (its tokio runtime shut down) \
-                             before the last page; poll the stream while the runtime that first \
-                             polled it runs",
-                        )))),
-                        // The task only ends after sending `End`, or once the stream
-                        // is gone.
-                        Ok(()) => Poll::Ready(None),
-                    };
+            match std::mem::replace(&mut this.next, Next::End) {
+                Next::Ready(fetcher, items) => {
+                    // The spent page's buffer goes; the waiting page becomes current,
+                    // and the loop starts the request for the one after it.
+                    this.current = items.into_iter();
+                    this.next = Next::Idle(fetcher);
                 }
-                State::InlineFetching(fetching) => {
-                    let (fetcher, items) = ready!(fetching.as_mut().poll(cx));
-                    match items {
-                        Some(items) => {
-                            this.current = items.into_iter();
-                            this.state = State::Inline(fetcher);
-                        }
-                        None => this.state = State::Done,
-                    }
+                Next::End => return Poll::Ready(None),
+                // Polled above: it registered the waker.
+                pending @ Next::Fetching(_) => {
+                    this.next = pending;
+                    return Poll::Pending;
                 }
-                State::Start(_) | State::Inline(_) | State::Failed(_) | State::Done => {
-                    match std::mem::replace(&mut this.state, State::Done) {
-                        State::Start(fetcher) => this.state = start(fetcher),
-                        State::Inline(fetcher) => {
-                            this.state = State::InlineFetching(Box::pin(fetch_inline(fetcher)));
-                        }
-                        State::Failed(err) => return Poll::Ready(Some(Err(err))),
-                        _ => return Poll::Ready(None),
-                    }
-                }
+                Next::Idle(fetcher) => this.next = Next::Idle(fetcher),
             }
         }
     }

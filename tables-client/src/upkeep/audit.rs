@@ -39,6 +39,7 @@ use super::intents::{
 use super::rows::{is_stale_claim, same_content, Holder, IndexOf, CLAIM_PROPERTY};
 use super::settle::{apply, Finish};
 use super::Codec;
+use crate::paging::EntityPages;
 use crate::query::Fingerprint;
 use crate::table::Table;
 
@@ -414,22 +415,24 @@ impl<T: Row> IndexCheck<T> {
             None => self.table.name().to_owned(),
         };
         let engine = self.table.engine();
-        let page = engine
-            .query(&table, &spec, self.at.continuation.as_ref())
-            .await?;
+        let mut pages = EntityPages::new(table.clone(), spec, self.at.continuation.clone());
+        // A fresh cursor always reads a page.
+        let items = match pages.next(engine.as_ref()).await? {
+            Some(page) => page.items,
+            None => Vec::new(),
+        };
         let findings = match index {
             None => {
-                self.at.entities += page.items.len() as u64;
-                self.check_entities(page.items, &indexes).await?
+                self.at.entities += items.len() as u64;
+                self.check_entities(items, &indexes).await?
             }
             Some((kind, index)) => {
-                self.at.rows += page.items.len() as u64;
-                self.check_index_rows(page.items, kind, index, &table)
-                    .await?
+                self.at.rows += items.len() as u64;
+                self.check_index_rows(items, kind, index, &table).await?
             }
         };
-        match page.continuation {
-            Some(next) => self.at.continuation = Some(next),
+        match pages.position() {
+            Some(next) => self.at.continuation = Some(next.clone()),
             None => {
                 self.at.continuation = None;
                 self.at.step += 1;

@@ -10,6 +10,7 @@ use super::intents::{LiveIntent, INTENT_TYPE};
 use super::settle::{apply, Finish};
 use super::touched::{RowChange, TouchedRow};
 use super::{derives_kind, Codec};
+use crate::paging::EntityPages;
 use crate::table::Table;
 
 /// An intent `reconcile()` could not finish, and why. It stays for the next call.
@@ -201,9 +202,8 @@ impl<T: Row> Table<T> {
         let codec_for = |kind: &str| derives_kind::<T>(kind).then_some(codec);
         let retention = self.service().options().intent_retention;
         let mut report = ReconcileReport::default();
-        let mut token = None;
-        loop {
-            let page = engine.query(self.name(), &spec, token.as_ref()).await?;
+        let mut pages = EntityPages::new(self.name(), spec, None);
+        while let Some(page) = pages.next(engine.as_ref()).await? {
             for row in page.items {
                 report.intents_found += 1;
                 let live = match LiveIntent::from_row(&row) {
@@ -255,10 +255,6 @@ impl<T: Row> Table<T> {
                     }
                     Err(error) => report.failures.push(IntentFailure { intent: key, error }),
                 }
-            }
-            match page.continuation {
-                Some(next) => token = Some(next),
-                None => break,
             }
         }
         report.into_result()

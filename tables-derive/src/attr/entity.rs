@@ -5,6 +5,7 @@ use syn::spanned::Spanned as _;
 
 use super::field::{self, FieldAttrs};
 use super::index::{self, bind_index, Declared, RawIndex};
+use super::keys::ENTITY_KEYS;
 use super::template::{self, UnrawString};
 use super::{
     crate_value, for_each_key, no_generics, path_list, skip_value, string_value, unknown_key, Once,
@@ -12,23 +13,6 @@ use super::{
 };
 use crate::error::{did_you_mean, Errors};
 use crate::model::{Codec, EntityModel, Field, KeyUse, Segment, TagModel, TagValueModel, Template};
-
-/// The keys a struct's `#[entity(..)]` accepts (on a field, named in the error as
-/// belonging on the struct).
-pub(crate) const ENTITY_KEYS: [&str; 12] = [
-    "kind",
-    "version",
-    "upgrade_from",
-    "partition_key",
-    "row_key",
-    "rename_all",
-    "crate",
-    "index",
-    "unique_index",
-    "index_entity",
-    "tag",
-    "untagged",
-];
 
 /// Keys that belong on a field: named in the error when written on the struct.
 const FIELD_ONLY: [&str; 6] = ["rename", "skip", "json", "default", "with", "column"];

@@ -95,7 +95,7 @@ pub(crate) fn parse(
                 column.set(string_value(meta, key, "column = \"HIRED_AT\"", errors)?);
             }
             known if FIELD_KEYS.contains(&known) => super::skip_value(meta)?,
-            misplaced if super::entity::ENTITY_KEYS.contains(&misplaced) => {
+            misplaced if super::keys::ENTITY_KEYS.contains(&misplaced) => {
                 errors.push_spanned(
                     &meta.path,
                     format!("`{misplaced}` goes on the struct, not on a field: move it to the struct's #[entity(..)]"),

@@ -10,6 +10,7 @@ mod case;
 mod entity;
 mod field;
 mod index;
+mod keys;
 mod property;
 pub(crate) mod shape;
 pub(crate) mod template;

@@ -647,7 +647,11 @@ async fn stream_prefetches_one_page_and_stops_when_dropped(backend: Backend) -> 
     assert_eq!(recording.count(), 2, "one page ahead at most");
     drop(stream);
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(recording.count(), 2, "dropping the stream stops the task");
+    assert_eq!(
+        recording.count(),
+        2,
+        "dropping the stream stops the prefetch"
+    );
     Ok(())
 }
 
