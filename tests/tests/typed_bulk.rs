@@ -482,7 +482,7 @@ async fn upsert_retries_after_a_concurrent_change(backend: Backend) -> Result<()
         .await?;
 
     engine.faults().inject(
-        Fault::delay(Duration::from_millis(300))
+        Fault::delay(Duration::from_secs(1))
             .on(CallKind::Batch)
             .nth(1),
     );
@@ -491,8 +491,17 @@ async fn upsert_retries_after_a_concurrent_change(backend: Backend) -> Result<()
     let writer = service.bulk_writer::<Staff>("BulkRace");
     let load = tokio::spawn(async move { writer.write_all([mine]).await });
 
-    // While the chunk's batch waits, another writer moves the email.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // While the chunk's batch waits (it has been counted, so it is in its delay),
+    // another writer moves the email. Waiting on the count, not on a clock, keeps
+    // the order on a loaded machine, where the load may take longer to start.
+    let started = tokio::time::Instant::now();
+    while engine.faults().calls_of(CallKind::Batch) < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the bulk writer's batch never started"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let mut theirs = original.clone();
     theirs.email = "theirs@contoso.com".into();
     let primary = theirs.to_entity()?;
