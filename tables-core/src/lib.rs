@@ -7,6 +7,7 @@
 //! [`validate_batch`]), the error model ([`Error`], [`ErrorKind`]) and the
 //! [`Engine`] trait every storage engine implements.
 
+pub mod blob;
 mod convert;
 mod datetime;
 mod engine;
@@ -22,6 +23,7 @@ pub mod size;
 mod value;
 mod write;
 
+pub use blob::{BlobCondition, BlobData, BlobPage, BlobProperties, BlobStore, ListBlobsOptions};
 pub use datetime::DateTime;
 pub use engine::Engine;
 pub use entity::{DynamicEntity, ETag, EntityKey};

@@ -27,11 +27,25 @@ pub enum CallKind {
     Write,
     /// [`Engine::submit_batch`](tables_core::Engine::submit_batch).
     Batch,
+    /// [`BlobStore::create_container`](tables_core::BlobStore::create_container).
+    CreateContainer,
+    /// [`BlobStore::delete_container`](tables_core::BlobStore::delete_container).
+    DeleteContainer,
+    /// [`BlobStore::put_blob`](tables_core::BlobStore::put_blob).
+    PutBlob,
+    /// [`BlobStore::get_blob`](tables_core::BlobStore::get_blob),
+    /// [`get_blob_range`](tables_core::BlobStore::get_blob_range) and
+    /// [`blob_properties`](tables_core::BlobStore::blob_properties).
+    GetBlob,
+    /// [`BlobStore::delete_blob`](tables_core::BlobStore::delete_blob).
+    DeleteBlob,
+    /// [`BlobStore::list_blobs`](tables_core::BlobStore::list_blobs) (one call per page).
+    ListBlobs,
 }
 
 impl CallKind {
     /// Every kind, in declaration order.
-    pub const ALL: [CallKind; 7] = [
+    pub const ALL: [CallKind; 13] = [
         CallKind::CreateTable,
         CallKind::DeleteTable,
         CallKind::ListTables,
@@ -39,6 +53,12 @@ impl CallKind {
         CallKind::Query,
         CallKind::Write,
         CallKind::Batch,
+        CallKind::CreateContainer,
+        CallKind::DeleteContainer,
+        CallKind::PutBlob,
+        CallKind::GetBlob,
+        CallKind::DeleteBlob,
+        CallKind::ListBlobs,
     ];
 
     fn index(self) -> usize {

@@ -3,9 +3,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use tables_core::ListTablesOptions;
 use tables_core::{
-    ContinuationToken, DynamicEntity, Engine, EntityKey, ListTablesOptions, Page, QuerySpec,
-    Result, TablePage, WriteOp, WriteOutcome,
+    BlobCondition, BlobData, BlobPage, BlobProperties, BlobStore, ContinuationToken, DynamicEntity,
+    Engine, EntityKey, ListBlobsOptions, Page, QuerySpec, Result, TablePage, WriteOp, WriteOutcome,
 };
 
 use crate::faults::{CallKind, Faults};
@@ -45,7 +46,7 @@ pub struct FaultInjector<E> {
     faults: Arc<Faults>,
 }
 
-impl<E: Engine> FaultInjector<E> {
+impl<E> FaultInjector<E> {
     /// Wraps `inner`, with no faults armed.
     pub fn new(inner: E) -> FaultInjector<E> {
         FaultInjector {
@@ -110,6 +111,73 @@ impl<E: Engine> Engine for FaultInjector<E> {
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         let ticket = self.faults.enter(CallKind::Batch).await?;
         ticket.finish(self.inner.submit_batch(table, ops).await)
+    }
+}
+
+/// The same controls for any blob store (the remote one on Azurite, say), so the
+/// crash matrices of writes with blobs run unchanged on every store.
+#[async_trait]
+impl<S: BlobStore> BlobStore for FaultInjector<S> {
+    async fn create_container(&self, container: &str) -> Result<()> {
+        let ticket = self.faults.enter(CallKind::CreateContainer).await?;
+        ticket.finish(self.inner.create_container(container).await)
+    }
+
+    async fn delete_container(&self, container: &str) -> Result<()> {
+        let ticket = self.faults.enter(CallKind::DeleteContainer).await?;
+        ticket.finish(self.inner.delete_container(container).await)
+    }
+
+    async fn put_blob(
+        &self,
+        container: &str,
+        name: &str,
+        data: Vec<u8>,
+        condition: &BlobCondition,
+    ) -> Result<BlobProperties> {
+        let ticket = self.faults.enter(CallKind::PutBlob).await?;
+        ticket.finish(self.inner.put_blob(container, name, data, condition).await)
+    }
+
+    async fn get_blob(&self, container: &str, name: &str) -> Result<Option<BlobData>> {
+        let ticket = self.faults.enter(CallKind::GetBlob).await?;
+        ticket.finish(self.inner.get_blob(container, name).await)
+    }
+
+    async fn get_blob_range(
+        &self,
+        container: &str,
+        name: &str,
+        offset: u64,
+        len: u64,
+        etag: Option<&str>,
+    ) -> Result<Option<BlobData>> {
+        let ticket = self.faults.enter(CallKind::GetBlob).await?;
+        ticket.finish(
+            self.inner
+                .get_blob_range(container, name, offset, len, etag)
+                .await,
+        )
+    }
+
+    async fn blob_properties(&self, container: &str, name: &str) -> Result<Option<BlobProperties>> {
+        let ticket = self.faults.enter(CallKind::GetBlob).await?;
+        ticket.finish(self.inner.blob_properties(container, name).await)
+    }
+
+    async fn delete_blob(
+        &self,
+        container: &str,
+        name: &str,
+        condition: &BlobCondition,
+    ) -> Result<bool> {
+        let ticket = self.faults.enter(CallKind::DeleteBlob).await?;
+        ticket.finish(self.inner.delete_blob(container, name, condition).await)
+    }
+
+    async fn list_blobs(&self, container: &str, options: &ListBlobsOptions) -> Result<BlobPage> {
+        let ticket = self.faults.enter(CallKind::ListBlobs).await?;
+        ticket.finish(self.inner.list_blobs(container, options).await)
     }
 }
 

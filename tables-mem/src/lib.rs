@@ -39,6 +39,9 @@
 //! - **Fault injection** ([`MemEngine::faults`]) fails or delays chosen calls, for
 //!   reliability tests of the layers above; [`FaultInjector`] gives any other engine
 //!   (the remote one on an emulator, say) the same controls.
+//! - **Blobs.** [`MemBlobStore`] is the blob service beside the engine
+//!   ([`tables_core::BlobStore`]: containers, blobs with ETags and conditions,
+//!   ranged reads, listings by prefix), with the same fault injection.
 //!
 //! ```
 //! use tables_core::{col, DynamicEntity, Engine, EntityKey, QuerySpec, WriteOp};
@@ -71,6 +74,7 @@
 //! # }
 //! ```
 
+mod blob;
 mod clock;
 mod faults;
 mod inject;
@@ -87,6 +91,7 @@ use tables_core::{
     Result, TablePage, WriteOp, WriteOutcome, MAX_PAGE_SIZE,
 };
 
+pub use blob::MemBlobStore;
 pub use faults::{CallKind, Fault, Faults};
 pub use inject::FaultInjector;
 

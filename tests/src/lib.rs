@@ -70,6 +70,7 @@
 
 pub mod azurite;
 pub mod batch;
+pub mod blob_suite;
 pub mod check;
 pub mod crud;
 pub mod etag;

@@ -2,7 +2,8 @@
 //! that this SDK reads or, in the in-memory engine, answers with. Names follow the
 //! codes; the lists are in the service documentation:
 //! <https://learn.microsoft.com/rest/api/storageservices/table-service-error-codes>
-//! and <https://learn.microsoft.com/rest/api/storageservices/common-rest-api-error-codes>.
+//! and <https://learn.microsoft.com/rest/api/storageservices/common-rest-api-error-codes>;
+//! the blob codes in <https://learn.microsoft.com/rest/api/storageservices/blob-service-error-codes>.
 
 /// `AtomFormatNotSupported`.
 pub const ATOM_FORMAT_NOT_SUPPORTED: &str = "AtomFormatNotSupported";
@@ -12,11 +13,19 @@ pub const AUTHENTICATION_FAILED: &str = "AuthenticationFailed";
 pub const AUTHORIZATION_FAILURE: &str = "AuthorizationFailure";
 /// `AuthorizationPermissionMismatch`.
 pub const AUTHORIZATION_PERMISSION_MISMATCH: &str = "AuthorizationPermissionMismatch";
+/// `BlobAlreadyExists`.
+pub const BLOB_ALREADY_EXISTS: &str = "BlobAlreadyExists";
+/// `BlobNotFound`.
+pub const BLOB_NOT_FOUND: &str = "BlobNotFound";
 /// `CommandsInBatchActOnDifferentPartitions`.
 pub const COMMANDS_IN_BATCH_ACT_ON_DIFFERENT_PARTITIONS: &str =
     "CommandsInBatchActOnDifferentPartitions";
 /// `ConditionNotMet`.
 pub const CONDITION_NOT_MET: &str = "ConditionNotMet";
+/// `ContainerAlreadyExists`.
+pub const CONTAINER_ALREADY_EXISTS: &str = "ContainerAlreadyExists";
+/// `ContainerNotFound`.
+pub const CONTAINER_NOT_FOUND: &str = "ContainerNotFound";
 /// `DuplicatePropertiesSpecified`.
 pub const DUPLICATE_PROPERTIES_SPECIFIED: &str = "DuplicatePropertiesSpecified";
 /// `EntityAlreadyExists`.
@@ -37,6 +46,8 @@ pub const INVALID_HEADER_VALUE: &str = "InvalidHeaderValue";
 pub const INVALID_INPUT: &str = "InvalidInput";
 /// `InvalidOperation`.
 pub const INVALID_OPERATION: &str = "InvalidOperation";
+/// `InvalidRange`: a range read starting past the blob's end.
+pub const INVALID_RANGE: &str = "InvalidRange";
 /// `InvalidQueryParameterValue`.
 pub const INVALID_QUERY_PARAMETER_VALUE: &str = "InvalidQueryParameterValue";
 /// `InvalidResourceName`.

@@ -93,6 +93,18 @@ pub enum ErrorKind {
     /// make two entities share it. Nothing was written. [`Error::unique_violation`]
     /// names the index, the index row and its owner.
     UniqueViolation,
+    /// The blob container does not exist (`404 ContainerNotFound`).
+    ContainerNotFound,
+    /// The blob does not exist (`404 BlobNotFound`).
+    BlobNotFound,
+    /// A container with that name exists (`409 ContainerAlreadyExists`).
+    ContainerAlreadyExists,
+    /// A blob with that name exists and the write asked for a new one
+    /// (`409 BlobAlreadyExists`).
+    BlobAlreadyExists,
+    /// A container or blob name breaks the service's naming rules
+    /// (`400 InvalidResourceName`); checked before anything is sent.
+    InvalidBlobName,
 }
 
 impl ErrorKind {
@@ -138,6 +150,11 @@ impl ErrorKind {
             ErrorKind::Unsupported => (501, code::NOT_IMPLEMENTED),
             // The client's own rule: a conflict, but no code the service sends.
             ErrorKind::UniqueViolation => (409, ""),
+            ErrorKind::ContainerNotFound => (404, code::CONTAINER_NOT_FOUND),
+            ErrorKind::BlobNotFound => (404, code::BLOB_NOT_FOUND),
+            ErrorKind::ContainerAlreadyExists => (409, code::CONTAINER_ALREADY_EXISTS),
+            ErrorKind::BlobAlreadyExists => (409, code::BLOB_ALREADY_EXISTS),
+            ErrorKind::InvalidBlobName => (400, code::INVALID_RESOURCE_NAME),
         }
     }
 
@@ -148,6 +165,10 @@ impl ErrorKind {
     pub fn from_service(status: u16, code: &str) -> ErrorKind {
         match code {
             code::TABLE_NOT_FOUND => ErrorKind::TableNotFound,
+            code::CONTAINER_NOT_FOUND => ErrorKind::ContainerNotFound,
+            code::BLOB_NOT_FOUND => ErrorKind::BlobNotFound,
+            code::CONTAINER_ALREADY_EXISTS => ErrorKind::ContainerAlreadyExists,
+            code::BLOB_ALREADY_EXISTS => ErrorKind::BlobAlreadyExists,
             code::RESOURCE_NOT_FOUND | code::ENTITY_NOT_FOUND => ErrorKind::EntityNotFound,
             code::TABLE_ALREADY_EXISTS => ErrorKind::TableAlreadyExists,
             code::ENTITY_ALREADY_EXISTS => ErrorKind::EntityAlreadyExists,
@@ -232,6 +253,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Decode => "decode error",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::UniqueViolation => "unique index value taken",
+            ErrorKind::ContainerNotFound => "container not found",
+            ErrorKind::BlobNotFound => "blob not found",
+            ErrorKind::ContainerAlreadyExists => "container already exists",
+            ErrorKind::BlobAlreadyExists => "blob already exists",
+            ErrorKind::InvalidBlobName => "invalid container or blob name",
         };
         f.write_str(text)
     }
