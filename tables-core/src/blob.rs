@@ -360,15 +360,7 @@ pub fn validate_container_name(name: &str) -> Result<()> {
     } else {
         None
     };
-    match broken {
-        None => Ok(()),
-        Some(why) => Err(Error::new(
-            ErrorKind::InvalidBlobName,
-            format!(
-                "the container name {name:?} {why} (the blob service's container naming rules)"
-            ),
-        )),
-    }
+    name_verdict("container name", name, broken)
 }
 
 /// Checks a blob name: 1 to [`MAX_BLOB_NAME_CHARS`] characters, no control
@@ -391,11 +383,16 @@ pub fn validate_blob_name(name: &str) -> Result<()> {
     } else {
         None
     };
+    name_verdict("blob name", name, broken)
+}
+
+/// `Ok` when no rule is `broken`; otherwise the error naming the rule.
+fn name_verdict(what: &str, name: &str, broken: Option<String>) -> Result<()> {
     match broken {
         None => Ok(()),
         Some(why) => Err(Error::new(
             ErrorKind::InvalidBlobName,
-            format!("the blob name {name:?} {why}"),
+            format!("the {what} {name:?} {why} (the blob service's naming rules)"),
         )),
     }
 }

@@ -100,13 +100,10 @@ impl MemBlobStore {
     }
 }
 
-/// The service's answer for `kind`, as the store's decision.
+/// The service's answer for `kind` (its status and code, which [`Error::new`]
+/// sets), as the store's decision.
 fn refuse(kind: ErrorKind, message: String) -> Error {
-    let (status, code) = kind.service_default();
-    Error::new(kind, message)
-        .with_status(status)
-        .with_service_code(code)
-        .with_origin(Origin::Service)
+    Error::new(kind, message).with_origin(Origin::Service)
 }
 
 fn no_container(container: &str) -> Error {
