@@ -7,9 +7,10 @@
 # optional field-type features), install the pinned Azurite from npm
 # (tools/azurite/package-lock.json) and the pinned Azure Tables JS SDK
 # (tools/js-sdk/package-lock.json, for the interop test), start Azurite on a free
-# 127.0.0.1 port, run every
+# 127.0.0.1 port and azurite-blob on another, run every
 # test target and the doc tests with TABLES_TEST_AZURITE_URL pointing at it (the
-# conformance suite, the typed tests and the remote engine's tests run against it),
+# conformance suite, the typed tests and the remote engine's tests run against it)
+# and TABLES_TEST_AZURITE_BLOB_URL at its blob service (the blob suite),
 # run every example on the in-memory engine and again on Azurite, stop Azurite (always, also on Ctrl-C), print a summary.
 #
 # With CI=true a missing or broken Azurite fails the run; elsewhere the run goes on
@@ -30,6 +31,7 @@ cd "$ROOT" || exit 1
 
 AZURITE_DIR="$ROOT/tools/azurite"
 AZURITE_BIN="$AZURITE_DIR/node_modules/.bin/azurite-table"
+AZURITE_BLOB_BIN="$AZURITE_DIR/node_modules/.bin/azurite-blob"
 JS_SDK_DIR="$ROOT/tools/js-sdk"
 AZURITE_ACCOUNT="devstoreaccount1"
 # The emulator's well-known development key (public, the same in every emulator).
@@ -47,6 +49,8 @@ esac
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/tables-test.XXXXXX")" || exit 1
 AZURITE_PID=""
 AZURITE_LOG=""
+AZURITE_BLOB_PID=""
+AZURITE_BLOB_LOG=""
 FAILED=0
 KEEP_WORK_DIR=0
 RUN_START=$SECONDS
@@ -102,21 +106,28 @@ azurite_trouble() { # azurite_trouble <step> <seconds> <message>
 # ---------------------------------------------------------------------------
 # Clean-up: always stop Azurite; keep the logs when something failed.
 
-stop_azurite() {
-    [ -n "$AZURITE_PID" ] || return 0
-    if kill -0 "$AZURITE_PID" 2>/dev/null; then
-        kill -TERM "$AZURITE_PID" 2>/dev/null
-        local i
+stop_pid() { # stop_pid <pid>: TERM, then KILL after 5 s
+    local pid="$1" i
+    [ -n "$pid" ] || return 0
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null
         for i in $(seq 1 50); do
-            kill -0 "$AZURITE_PID" 2>/dev/null || break
+            kill -0 "$pid" 2>/dev/null || break
             sleep 0.1
         done
-        if kill -0 "$AZURITE_PID" 2>/dev/null; then
-            kill -KILL "$AZURITE_PID" 2>/dev/null
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -KILL "$pid" 2>/dev/null
         fi
     fi
-    wait "$AZURITE_PID" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+# Stops both Azurite services (table and blob), whichever run.
+stop_azurite() {
+    stop_pid "$AZURITE_PID"
     AZURITE_PID=""
+    stop_pid "$AZURITE_BLOB_PID"
+    AZURITE_BLOB_PID=""
 }
 
 cleanup() {
@@ -127,10 +138,13 @@ cleanup() {
     trap - EXIT INT TERM
     stop_azurite
     if [ "$FAILED" -ne 0 ] || [ "$rc" -ne 0 ] || [ "$KEEP_WORK_DIR" -ne 0 ]; then
-        if [ -n "$AZURITE_LOG" ] && [ -s "$AZURITE_LOG" ]; then
-            printf '\n--- Azurite log (%s), last 40 lines:\n' "$AZURITE_LOG" >&2
-            tail -n 40 "$AZURITE_LOG" >&2
-        fi
+        local log
+        for log in "$AZURITE_LOG" "$AZURITE_BLOB_LOG"; do
+            if [ -n "$log" ] && [ -s "$log" ]; then
+                printf '\n--- Azurite log (%s), last 40 lines:\n' "$log" >&2
+                tail -n 40 "$log" >&2
+            fi
+        done
         printf '\nLogs kept in %s\n' "$WORK_DIR" >&2
     else
         rm -rf "$WORK_DIR"
@@ -201,50 +215,79 @@ install_js_sdk() {
     npm_ci_pinned "$JS_SDK_DIR" "$JS_SDK_DIR/node_modules/@azure/data-tables/package.json"
 }
 
-# Starts azurite-table on a free port; sets AZURITE_PID and AZURITE_PORT.
-start_azurite() {
-    local attempt port deadline
+# start_azurite_service <table|blob>: starts that Azurite service on a free port;
+# sets STARTED_PID, STARTED_LOG and STARTED_PORT.
+start_azurite_service() {
+    local service="$1" bin attempt port deadline
+    case "$service" in
+        table) bin="$AZURITE_BIN" ;;
+        blob) bin="$AZURITE_BLOB_BIN" ;;
+        *)
+            echo "start_azurite_service: no service $service" >&2
+            return 2
+            ;;
+    esac
+    STARTED_PID=""
     for attempt in 1 2 3 4 5; do
         port="$(free_port)" || {
             echo "could not find a free port on 127.0.0.1" >&2
             return 1
         }
-        AZURITE_LOG="$WORK_DIR/azurite-$attempt.log"
-        echo "starting azurite-table on 127.0.0.1:$port (attempt $attempt, log $AZURITE_LOG)"
-        "$AZURITE_BIN" --inMemoryPersistence --disableTelemetry \
-            --tableHost 127.0.0.1 --tablePort "$port" \
-            >"$AZURITE_LOG" 2>&1 </dev/null &
-        AZURITE_PID=$!
+        STARTED_LOG="$WORK_DIR/azurite-$service-$attempt.log"
+        echo "starting azurite-$service on 127.0.0.1:$port (attempt $attempt, log $STARTED_LOG)"
+        "$bin" --inMemoryPersistence --disableTelemetry \
+            "--${service}Host" 127.0.0.1 "--${service}Port" "$port" \
+            >"$STARTED_LOG" 2>&1 </dev/null &
+        STARTED_PID=$!
         deadline=$((SECONDS + AZURITE_TIMEOUT))
         while :; do
             sleep 0.25
-            if ! kill -0 "$AZURITE_PID" 2>/dev/null; then
+            if ! kill -0 "$STARTED_PID" 2>/dev/null; then
                 break # exited: port taken or a crash; the log says which
             fi
-            if grep -q "successfully started" "$AZURITE_LOG" 2>/dev/null &&
+            if grep -qE "successfully (started|listens)" "$STARTED_LOG" 2>/dev/null &&
                 (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-                AZURITE_PORT="$port"
-                echo "Azurite $(azurite_version) answers on 127.0.0.1:$port"
+                STARTED_PORT="$port"
+                echo "Azurite $(azurite_version) $service service answers on 127.0.0.1:$port"
                 return 0
             fi
             [ "$SECONDS" -lt "$deadline" ] || break
         done
-        if kill -0 "$AZURITE_PID" 2>/dev/null; then
-            echo "Azurite did not answer within ${AZURITE_TIMEOUT}s" >&2
-            stop_azurite
+        if kill -0 "$STARTED_PID" 2>/dev/null; then
+            echo "azurite-$service did not answer within ${AZURITE_TIMEOUT}s" >&2
+            stop_pid "$STARTED_PID"
+            STARTED_PID=""
             return 1
         fi
-        stop_azurite
-        if grep -q "EADDRINUSE" "$AZURITE_LOG" 2>/dev/null; then
+        stop_pid "$STARTED_PID"
+        STARTED_PID=""
+        if grep -q "EADDRINUSE" "$STARTED_LOG" 2>/dev/null; then
             echo "port $port was taken meanwhile; trying another" >&2
             continue
         fi
-        echo "Azurite exited during start-up:" >&2
-        tail -n 20 "$AZURITE_LOG" >&2
+        echo "azurite-$service exited during start-up:" >&2
+        tail -n 20 "$STARTED_LOG" >&2
         return 1
     done
     echo "gave up after 5 port collisions" >&2
     return 1
+}
+
+# Starts azurite-table and azurite-blob, each on a free port; sets AZURITE_PORT and
+# AZURITE_BLOB_PORT (and the PIDs and logs the clean-up uses).
+start_azurite() {
+    start_azurite_service table
+    local rc=$?
+    AZURITE_PID="$STARTED_PID"
+    AZURITE_LOG="$STARTED_LOG"
+    [ "$rc" -eq 0 ] || return "$rc"
+    AZURITE_PORT="$STARTED_PORT"
+    start_azurite_service blob
+    rc=$?
+    AZURITE_BLOB_PID="$STARTED_PID"
+    AZURITE_BLOB_LOG="$STARTED_LOG"
+    [ "$rc" -eq 0 ] || return "$rc"
+    AZURITE_BLOB_PORT="$STARTED_PORT"
 }
 
 azurite_version() {
@@ -289,7 +332,7 @@ run_example() {
     (
         case "$2" in
             mem) unset TABLES_CONNECTION_STRING ;;
-            azurite) export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_AZURITE_URL" ;;
+            azurite) export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_AZURITE_URL;BlobEndpoint=$TABLES_TEST_AZURITE_BLOB_URL" ;;
             *)
                 echo "run_example: no engine $2" >&2
                 return 2
@@ -312,8 +355,9 @@ step "clippy -D warnings" cargo clippy --workspace --all-targets -- -D warnings
 step "check without optional features" cargo clippy -p tables-core -p tables-client --all-targets -- -D warnings
 
 # Azurite: install, start.
-unset TABLES_TEST_AZURITE_URL
+unset TABLES_TEST_AZURITE_URL TABLES_TEST_AZURITE_BLOB_URL
 AZURITE_PORT=""
+AZURITE_BLOB_PORT=""
 say "install Azurite (tools/azurite, pinned by package-lock.json)"
 start=$SECONDS
 if install_azurite </dev/null; then
@@ -323,7 +367,9 @@ if install_azurite </dev/null; then
     if start_azurite; then
         record PASS "start Azurite" "$((SECONDS - start))"
         export TABLES_TEST_AZURITE_URL="http://127.0.0.1:$AZURITE_PORT/$AZURITE_ACCOUNT"
+        export TABLES_TEST_AZURITE_BLOB_URL="http://127.0.0.1:$AZURITE_BLOB_PORT/$AZURITE_ACCOUNT"
         echo "TABLES_TEST_AZURITE_URL=$TABLES_TEST_AZURITE_URL"
+        echo "TABLES_TEST_AZURITE_BLOB_URL=$TABLES_TEST_AZURITE_BLOB_URL"
     else
         azurite_trouble "start Azurite" "$((SECONDS - start))" "Azurite failed to start"
     fi
@@ -357,7 +403,8 @@ for line in "${SUMMARY[@]}"; do
     printf '  %s\n' "$line"
 done
 if [ -n "${TABLES_TEST_AZURITE_URL:-}" ]; then
-    printf '  Azurite: %s at %s (stopped)\n' "$(azurite_version)" "$TABLES_TEST_AZURITE_URL"
+    printf '  Azurite: %s, tables at %s, blobs at %s (stopped)\n' "$(azurite_version)" \
+        "$TABLES_TEST_AZURITE_URL" "$TABLES_TEST_AZURITE_BLOB_URL"
 else
     printf '  Azurite: NOT RUNNING; the Azurite tests were skipped\n'
 fi

@@ -6,12 +6,16 @@
 
 use std::sync::Arc;
 
-use tables_client::remote::{AccountKey, Credential, RemoteEngine};
+use tables_client::remote::{AccountKey, Credential, RemoteBlobStore, RemoteEngine};
 use tables_client::{PrefixedEngine, TableServiceClient};
 
 /// The variable naming the Azurite account URL, e.g.
 /// `http://127.0.0.1:10002/devstoreaccount1`.
 pub const URL_VAR: &str = "TABLES_TEST_AZURITE_URL";
+
+/// The variable naming the Azurite blob account URL, e.g.
+/// `http://127.0.0.1:10000/devstoreaccount1`.
+pub const BLOB_URL_VAR: &str = "TABLES_TEST_AZURITE_BLOB_URL";
 
 /// The development account every emulator knows.
 pub const DEV_ACCOUNT: &str = tables_client::remote::DEVELOPMENT_ACCOUNT;
@@ -31,16 +35,30 @@ pub fn under_ci() -> bool {
 ///
 /// Under CI when the variable is not set: a missing Azurite is a failure there.
 pub fn url_or_skip(test: &str) -> Option<String> {
-    match std::env::var(URL_VAR) {
+    var_or_skip(URL_VAR, test)
+}
+
+/// The Azurite blob account URL, or `None` after a loud `SKIPPED` line naming
+/// `test`.
+///
+/// # Panics
+///
+/// Under CI when the variable is not set.
+pub fn blob_url_or_skip(test: &str) -> Option<String> {
+    var_or_skip(BLOB_URL_VAR, test)
+}
+
+fn var_or_skip(var: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(url) if !url.trim().is_empty() => Some(url.trim().trim_end_matches('/').to_owned()),
         _ => {
             assert!(
                 !under_ci(),
-                "Azurite is required under CI: {URL_VAR} is not set. Run the suite with \
+                "Azurite is required under CI: {var} is not set. Run the suite with \
                  scripts/test.sh, which installs and starts the pinned Azurite"
             );
             eprintln!(
-                "SKIPPED: {test}: {URL_VAR} is not set, so Azurite is not running. Run \
+                "SKIPPED: {test}: {var} is not set, so Azurite is not running. Run \
                  scripts/test.sh to install and start it; under CI=true this is a failure."
             );
             None
@@ -91,4 +109,26 @@ pub fn prefixed_engine_or_skip(test: &str) -> Option<PrefixedEngine<RemoteEngine
 /// A typed client over [`prefixed_engine_or_skip`]; `None` when skipped.
 pub fn service_or_skip(test: &str) -> Option<TableServiceClient> {
     prefixed_engine_or_skip(test).map(|engine| TableServiceClient::from_engine(Arc::new(engine)))
+}
+
+/// A remote blob store on the run's Azurite blob service, signing with SharedKey,
+/// writing blobs over `single_put_limit` bytes in blocks of `block_size`; `None`
+/// when skipped (see [`blob_url_or_skip`]).
+///
+/// # Panics
+///
+/// If the URL is not a loopback account URL.
+pub fn blob_store_or_skip(
+    test: &str,
+    single_put_limit: usize,
+    block_size: usize,
+) -> Option<RemoteBlobStore> {
+    let url = blob_url_or_skip(test)?;
+    let store = RemoteBlobStore::builder(&url)
+        .credential(Credential::SharedKey(dev_key()))
+        .single_put_limit(single_put_limit)
+        .block_size(block_size)
+        .build()
+        .unwrap_or_else(|e| panic!("{BLOB_URL_VAR}={url:?} is not usable: {e}"));
+    Some(store)
 }

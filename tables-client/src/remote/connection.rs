@@ -21,8 +21,12 @@ pub(crate) use DEVELOPMENT_ACCOUNT as DEV_ACCOUNT;
 pub(crate) use DEVELOPMENT_ACCOUNT_KEY as DEV_ACCOUNT_KEY;
 /// The development storage table endpoint.
 const DEV_TABLE_ENDPOINT: &str = "http://127.0.0.1:10002/devstoreaccount1";
+/// The development storage blob endpoint.
+const DEV_BLOB_ENDPOINT: &str = "http://127.0.0.1:10000/devstoreaccount1";
 /// The development storage table port, also behind a proxy URI that names none.
 const DEV_TABLE_PORT: u16 = 10002;
+/// The development storage blob port, also behind a proxy URI.
+const DEV_BLOB_PORT: u16 = 10000;
 
 const FORMS: &str = "expected UseDevelopmentStorage=true, or AccountName=..;AccountKey=.. \
     (with DefaultEndpointsProtocol/EndpointSuffix or TableEndpoint), or \
@@ -35,10 +39,11 @@ const ACCOUNT_NAME: &str = "AccountName";
 const ACCOUNT_KEY: &str = "AccountKey";
 const ENDPOINT_SUFFIX: &str = "EndpointSuffix";
 const TABLE_ENDPOINT: &str = "TableEndpoint";
+const BLOB_ENDPOINT: &str = "BlobEndpoint";
 const SHARED_ACCESS_SIGNATURE: &str = "SharedAccessSignature";
 
 /// The keys this parser reads (matched case-insensitively).
-const KNOWN: [&str; 8] = [
+const KNOWN: [&str; 9] = [
     USE_DEVELOPMENT_STORAGE,
     DEVELOPMENT_STORAGE_PROXY_URI,
     DEFAULT_ENDPOINTS_PROTOCOL,
@@ -46,13 +51,13 @@ const KNOWN: [&str; 8] = [
     ACCOUNT_KEY,
     ENDPOINT_SUFFIX,
     TABLE_ENDPOINT,
+    BLOB_ENDPOINT,
     SHARED_ACCESS_SIGNATURE,
 ];
 
 /// Keys of other storage services, found in full account connection strings; the
 /// Table client has no use for them.
-const OTHER_SERVICES: [&str; 7] = [
-    "BlobEndpoint",
+const OTHER_SERVICES: [&str; 6] = [
     "QueueEndpoint",
     "FileEndpoint",
     "BlobSecondaryEndpoint",
@@ -87,7 +92,12 @@ fn invalid(what: impl std::fmt::Display) -> Error {
 ///   `TableEndpoint`): a SAS token.
 /// - An endpoint (`TableEndpoint`, or `AccountName`) alone: anonymous access.
 ///
-/// `BlobEndpoint`, `QueueEndpoint`, `FileEndpoint` and their secondaries are ignored.
+/// The blob endpoint, for the blob companion
+/// ([`RemoteBlobStore`](crate::remote::RemoteBlobStore)), is `BlobEndpoint` when
+/// given, else `{protocol}://{account}.blob.{suffix}` for an account, else
+/// `http://127.0.0.1:10000/devstoreaccount1` for the development storage (port 10000
+/// on the proxy's host with `DevelopmentStorageProxyUri`).
+/// `QueueEndpoint`, `FileEndpoint` and the secondaries are ignored.
 /// `Debug` never shows the key or the SAS signature.
 ///
 /// ```
@@ -116,6 +126,7 @@ fn invalid(what: impl std::fmt::Display) -> Error {
 #[derive(Debug, Clone)]
 pub struct ConnectionString {
     endpoint: String,
+    blob_endpoint: Option<String>,
     account: Option<String>,
     credential: Credential,
     development: bool,
@@ -227,9 +238,14 @@ impl ConnectionString {
             }
             (None, None) => Credential::Anonymous,
         };
+        let blob_endpoint = match (fields.get(BLOB_ENDPOINT), account) {
+            (Some(endpoint), _) => Some(check_url(BLOB_ENDPOINT, endpoint)?),
+            (None, Some(account)) => Some(computed_endpoint(&fields, account, "blob")?),
+            (None, None) => None,
+        };
         let endpoint = match (fields.get(TABLE_ENDPOINT), account) {
             (Some(endpoint), _) => check_url(TABLE_ENDPOINT, endpoint)?,
-            (None, Some(account)) => computed_endpoint(&fields, account)?,
+            (None, Some(account)) => computed_endpoint(&fields, account, "table")?,
             (None, None) => {
                 return Err(invalid(
                     "no endpoint: give TableEndpoint, or AccountName to use the Azure endpoint",
@@ -238,6 +254,7 @@ impl ConnectionString {
         };
         Ok(ConnectionString {
             endpoint,
+            blob_endpoint,
             account: account.map(str::to_owned),
             credential,
             development: false,
@@ -261,8 +278,8 @@ impl ConnectionString {
                  AccountName=..;AccountKey=..;TableEndpoint=.."
             )));
         }
-        let endpoint = match fields.get(DEVELOPMENT_STORAGE_PROXY_URI) {
-            None => DEV_TABLE_ENDPOINT.to_owned(),
+        let (endpoint, blob_endpoint) = match fields.get(DEVELOPMENT_STORAGE_PROXY_URI) {
+            None => (DEV_TABLE_ENDPOINT.to_owned(), DEV_BLOB_ENDPOINT.to_owned()),
             Some(proxy) => {
                 check_url(DEVELOPMENT_STORAGE_PROXY_URI, proxy)?;
                 let url = Url::parse(proxy).map_err(|_| {
@@ -278,12 +295,16 @@ impl ConnectionString {
                     )));
                 }
                 let port = url.port().unwrap_or(DEV_TABLE_PORT);
-                format!("{}://{host}:{port}/{DEV_ACCOUNT}", url.scheme())
+                (
+                    format!("{}://{host}:{port}/{DEV_ACCOUNT}", url.scheme()),
+                    format!("{}://{host}:{DEV_BLOB_PORT}/{DEV_ACCOUNT}", url.scheme()),
+                )
             }
         };
         let key = AccountKey::new(DEV_ACCOUNT, DEV_ACCOUNT_KEY)?;
         Ok(ConnectionString {
             endpoint,
+            blob_endpoint: Some(blob_endpoint),
             account: Some(DEV_ACCOUNT.to_owned()),
             credential: Credential::SharedKey(key),
             development: true,
@@ -295,6 +316,12 @@ impl ConnectionString {
     /// `http://127.0.0.1:10002/devstoreaccount1`.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+
+    /// The blob endpoint, if the connection string gives or implies one (see the
+    /// type's documentation), such as `https://myaccount.blob.core.windows.net`.
+    pub fn blob_endpoint(&self) -> Option<&str> {
+        self.blob_endpoint.as_deref()
     }
 
     /// The account name, if the connection string gives it (`AccountName`, or the
@@ -325,8 +352,8 @@ impl FromStr for ConnectionString {
     }
 }
 
-/// `{protocol}://{account}.table.{suffix}`.
-fn computed_endpoint(fields: &Fields<'_>, account: &str) -> Result<String> {
+/// `{protocol}://{account}.{service}.{suffix}`.
+fn computed_endpoint(fields: &Fields<'_>, account: &str, service: &str) -> Result<String> {
     let protocol = fields.get(DEFAULT_ENDPOINTS_PROTOCOL).unwrap_or("https");
     let protocol = if protocol.eq_ignore_ascii_case("https") {
         "https"
@@ -357,7 +384,7 @@ fn computed_endpoint(fields: &Fields<'_>, account: &str) -> Result<String> {
     }
     let mut endpoint = String::with_capacity(protocol.len() + account.len() + suffix.len() + 10);
     // Writing to a String cannot fail.
-    let _ = write!(endpoint, "{protocol}://{account}.table.{suffix}");
+    let _ = write!(endpoint, "{protocol}://{account}.{service}.{suffix}");
     check_url(ENDPOINT_SUFFIX, &endpoint)
 }
 
@@ -470,6 +497,45 @@ mod tests {
         assert_eq!(c.endpoint(), "http://127.0.0.1:10002/devstoreaccount1");
         assert_eq!(c.account_name(), Some("devstoreaccount1"));
         assert!(!c.is_development_storage());
+        assert_eq!(
+            c.blob_endpoint(),
+            Some("http://127.0.0.1:10000/devstoreaccount1")
+        );
+    }
+
+    #[test]
+    fn blob_endpoints() {
+        let c = parse(&format!(
+            "DefaultEndpointsProtocol=https;AccountName=myacct;AccountKey={KEY};EndpointSuffix=core.chinacloudapi.cn"
+        ));
+        assert_eq!(
+            c.blob_endpoint(),
+            Some("https://myacct.blob.core.chinacloudapi.cn")
+        );
+        let c = parse("UseDevelopmentStorage=true");
+        assert_eq!(
+            c.blob_endpoint(),
+            Some("http://127.0.0.1:10000/devstoreaccount1")
+        );
+        let c = parse("UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://myproxy:8080");
+        assert_eq!(
+            c.blob_endpoint(),
+            Some("http://myproxy:10000/devstoreaccount1")
+        );
+        // A table SAS names no blob endpoint.
+        let c = parse("TableEndpoint=https://a.table.core.windows.net;SharedAccessSignature=sv=2019-02-02&sig=c2ln");
+        assert_eq!(c.blob_endpoint(), None);
+        let c = parse(
+            "TableEndpoint=https://a.table.core.windows.net;BlobEndpoint=https://b.example/;\
+             SharedAccessSignature=sv=2019-02-02&sig=c2ln",
+        );
+        assert_eq!(c.blob_endpoint(), Some("https://b.example"));
+        let err = ConnectionString::parse(
+            "TableEndpoint=https://a.table.core.windows.net;BlobEndpoint=https://b.example/?sig=x",
+        )
+        .unwrap_err();
+        assert!(err.message().contains("BlobEndpoint"), "{err}");
+        assert!(!err.message().contains("sig=x"), "{err}");
     }
 
     #[test]

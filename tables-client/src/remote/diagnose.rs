@@ -31,6 +31,8 @@ pub(crate) enum Needs {
     TableLevel,
     /// An entity operation on one table, needing these SAS permissions.
     Entities(TableSasPermissions),
+    /// A Blob service operation (a container or a blob).
+    Blob,
 }
 
 impl Needs {
@@ -251,8 +253,10 @@ fn diagnose(r: &Refusal<'_>) -> (Option<AuthHint>, String) {
             Some(AuthHint::MissingPermission),
             format!(
                 "The identity behind the token has no data role that allows {}: assign it \
-                 Storage Table Data Contributor (or Reader, for reads) on the account or table",
-                r.operation
+                 Storage {service} Data Contributor (or Reader, for reads) on the account or {scope}",
+                r.operation,
+                service = if r.needs == Needs::Blob { "Blob" } else { "Table" },
+                scope = if r.needs == Needs::Blob { "container" } else { "table" },
             ),
         ),
         Credential::Bearer(_) => (
@@ -295,6 +299,16 @@ fn diagnose_sas(r: &Refusal<'_>, token: &SasToken, mismatch: bool) -> (Option<Au
         }
     }
     if let Some(for_table) = token.table_name() {
+        if r.needs == Needs::Blob {
+            return (
+                Some(AuthHint::MissingPermission),
+                format!(
+                    "The SAS is a table SAS (for table {for_table:?}), which grants nothing in \
+                     the Blob service: use an account SAS that includes the blob service \
+                     (ss=b) or a container SAS"
+                ),
+            );
+        }
         if r.needs == Needs::TableLevel {
             return (
                 Some(AuthHint::MissingPermission),

@@ -3,7 +3,6 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::Method;
@@ -16,21 +15,20 @@ use tables_core::{
 };
 use tracing::Instrument;
 
+use super::builder::{transport_setters, TransportConfig};
 use super::connection::ConnectionString;
 use super::credential::Credential;
 use super::diagnose::Needs;
-use super::endpoint::{Endpoint, HttpPolicy};
 use super::guard::KeyRangeGuard;
-use super::retry::RetryPolicy;
 use super::sas::TableSasPermissions;
-use super::transport::{Request, Response, Transport, JSON};
+use super::transport::{Request, Response, Service, Transport, JSON};
 
 /// The Table service over HTTPS: Azure Storage, the Cosmos DB Table API, or Azurite.
 ///
 /// Built from a connection string ([`RemoteEngine::from_connection_string`]) or a
 /// [`RemoteEngineBuilder`]. Every call validates its input with `tables-core`'s rules
 /// before anything is sent, signs the request (SharedKey, SharedKeyLite, a SAS token or
-/// a bearer token), retries transient failures under a [`RetryPolicy`], and reports
+/// a bearer token), retries transient failures under a [`RetryPolicy`](super::RetryPolicy), and reports
 /// the service's answers with the same [`ErrorKind`]s as the in-memory engine.
 /// Clones share one connection pool.
 ///
@@ -87,14 +85,7 @@ impl fmt::Debug for RemoteEngine {
 /// ```
 #[derive(Debug)]
 pub struct RemoteEngineBuilder {
-    endpoint: String,
-    account: Option<String>,
-    credential: Credential,
-    retry: RetryPolicy,
-    request_timeout: Duration,
-    connect_timeout: Duration,
-    http: HttpPolicy,
-    client: Option<reqwest::Client>,
+    config: TransportConfig,
 }
 
 impl RemoteEngine {
@@ -103,14 +94,7 @@ impl RemoteEngine {
     /// IP endpoints).
     pub fn builder(endpoint: impl Into<String>) -> RemoteEngineBuilder {
         RemoteEngineBuilder {
-            endpoint: endpoint.into(),
-            account: None,
-            credential: Credential::Anonymous,
-            retry: RetryPolicy::default(),
-            request_timeout: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(10),
-            http: HttpPolicy::LoopbackOnly,
-            client: None,
+            config: TransportConfig::new(endpoint.into()),
         }
     }
 
@@ -139,16 +123,9 @@ impl RemoteEngine {
     /// # Ok::<(), tables_client::Error>(())
     /// ```
     pub fn builder_from(parsed: &ConnectionString) -> RemoteEngineBuilder {
-        let mut builder =
-            RemoteEngine::builder(parsed.endpoint()).credential(parsed.credential().clone());
-        if let Some(account) = parsed.account_name() {
-            builder = builder.account_name(account);
+        RemoteEngineBuilder {
+            config: TransportConfig::from_connection_string(parsed.endpoint(), parsed),
         }
-        if parsed.is_development_storage() {
-            // The emulator speaks plain HTTP, also behind a proxy URI.
-            builder = builder.allow_http();
-        }
-        builder
     }
 
     /// An engine for the account a connection string names:
@@ -221,61 +198,9 @@ impl RemoteEngine {
     }
 }
 
+transport_setters!(RemoteEngineBuilder);
+
 impl RemoteEngineBuilder {
-    /// The credential requests are signed with (default: [`Credential::Anonymous`]).
-    #[must_use]
-    pub fn credential(mut self, credential: Credential) -> RemoteEngineBuilder {
-        self.credential = credential;
-        self
-    }
-
-    /// The account name, when the endpoint URL does not tell it (a custom domain).
-    #[must_use]
-    pub fn account_name(mut self, account: impl Into<String>) -> RemoteEngineBuilder {
-        self.account = Some(account.into());
-        self
-    }
-
-    /// How transient failures are retried (default: [`RetryPolicy::default`]).
-    #[must_use]
-    pub fn retry_policy(mut self, policy: RetryPolicy) -> RemoteEngineBuilder {
-        self.retry = policy;
-        self
-    }
-
-    /// How long one attempt may take, from connecting to the last byte of the answer
-    /// (default 30 s). A timed-out attempt is retried under the retry policy.
-    #[must_use]
-    pub fn request_timeout(mut self, timeout: Duration) -> RemoteEngineBuilder {
-        self.request_timeout = timeout;
-        self
-    }
-
-    /// How long connecting may take (default 10 s).
-    #[must_use]
-    pub fn connect_timeout(mut self, timeout: Duration) -> RemoteEngineBuilder {
-        self.connect_timeout = timeout;
-        self
-    }
-
-    /// Allows plain HTTP to hosts other than loopback addresses (for example an
-    /// emulator in another container). Without it, HTTP is refused unless the host is
-    /// this machine: account keys would not leak, but data and SAS tokens would cross
-    /// the network unencrypted.
-    #[must_use]
-    pub fn allow_http(mut self) -> RemoteEngineBuilder {
-        self.http = HttpPolicy::Allowed;
-        self
-    }
-
-    /// Uses this HTTP client (and its connection pool), for sharing one pool between
-    /// engines. Its own timeouts apply in addition to the engine's.
-    #[must_use]
-    pub fn http_client(mut self, client: reqwest::Client) -> RemoteEngineBuilder {
-        self.client = Some(client);
-        self
-    }
-
     /// Builds the engine.
     ///
     /// # Errors
@@ -284,34 +209,13 @@ impl RemoteEngineBuilder {
     /// or uses plain HTTP to a non-loopback host without [`RemoteEngineBuilder::allow_http`];
     /// [`ErrorKind::Transport`] if the HTTP client cannot be set up.
     pub fn build(self) -> Result<RemoteEngine> {
-        let endpoint = Endpoint::parse(&self.endpoint, self.account.as_deref(), self.http)?;
-        let http = match self.client {
-            Some(client) => client,
-            None => reqwest::Client::builder()
-                .connect_timeout(self.connect_timeout)
-                .tcp_nodelay(true)
-                .pool_idle_timeout(Duration::from_secs(60))
-                .build()
-                .map_err(|e| {
-                    Error::local(
-                        ErrorKind::Transport,
-                        format!("could not set up the HTTP client: {e}"),
-                    )
-                })?,
-        };
-        let guard = match &self.credential {
+        let guard = match &self.config.credential {
             Credential::Sas(token) => KeyRangeGuard::from_sas(token),
             _ => None,
         };
         Ok(RemoteEngine {
             inner: Arc::new(Inner {
-                transport: Transport {
-                    http,
-                    endpoint,
-                    credential: self.credential,
-                    retry: self.retry,
-                    request_timeout: self.request_timeout,
-                },
+                transport: self.config.build(Service::Table)?,
                 guard,
             }),
         })
@@ -379,36 +283,17 @@ fn name_missing_table(error: Error, table: &str) -> Error {
     error.with_message(message).with_table(table)
 }
 
-fn request(method: Method, path: String) -> Request {
-    Request {
-        method,
-        path,
-        query: String::new(),
-        content_type: None,
-        if_match: None,
-        tunnelled_method: None,
-        prefer_no_content: false,
-        body: None,
-        // Reads; writes set their own.
-        replay_safe: true,
-        // Set from the operation when sent.
-        operation: "",
-        table: String::new(),
-        needs: Needs::READ,
-    }
-}
-
 /// A MERGE request: the MERGE verb, or on the Cosmos DB Table API a POST tunnelling
 /// it through `X-HTTP-Method`, as the official SDKs send it there.
 fn merge_request(cosmos: bool, path: String) -> Request {
     if cosmos {
-        let mut req = request(Method::POST, path);
+        let mut req = Request::new(Method::POST, path);
         req.tunnelled_method = Some("MERGE");
         return req;
     }
     // "MERGE" is a valid token, so this cannot fail; fall back on PATCH, which the
     // service treats the same way, rather than panic.
-    request(Method::from_bytes(b"MERGE").unwrap_or(Method::PATCH), path)
+    Request::new(Method::from_bytes(b"MERGE").unwrap_or(Method::PATCH), path)
 }
 
 /// The outcome of a single write from its answer: the ETag header, and the
@@ -450,7 +335,7 @@ fn continuation(response: &Response) -> Option<ContinuationToken> {
 impl Engine for RemoteEngine {
     async fn create_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;
-        let mut req = request(Method::POST, path::TABLES.to_owned());
+        let mut req = Request::new(Method::POST, path::TABLES.to_owned());
         req.content_type = Some(Cow::Borrowed(JSON));
         req.prefer_no_content = true;
         req.body = Some(Bytes::from(odata::create_table_body(table)));
@@ -461,7 +346,7 @@ impl Engine for RemoteEngine {
 
     async fn delete_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;
-        let req = request(Method::DELETE, odata::table_resource_path(table));
+        let req = Request::new(Method::DELETE, odata::table_resource_path(table));
         let op = Op::new("DeleteTable", table).needs(Needs::TableLevel);
         match self.send(op, req).await {
             Ok(_) => Ok(()),
@@ -476,7 +361,7 @@ impl Engine for RemoteEngine {
 
     async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
         options.validate()?;
-        let mut req = request(Method::GET, path::TABLES.to_owned());
+        let mut req = Request::new(Method::GET, path::TABLES.to_owned());
         req.query = odata::table_query_string(options);
         let op = Op::new("QueryTables", "Tables").needs(Needs::TableLevel);
         let response = self.send(op, req).await?;
@@ -504,7 +389,7 @@ impl Engine for RemoteEngine {
             }
             None => None,
         };
-        let mut req = request(Method::GET, odata::entity_path(table, key));
+        let mut req = Request::new(Method::GET, odata::entity_path(table, key));
         req.query = odata::entity_query_string(None, select.as_deref(), None, None);
         let op = Op::new("GetEntity", table).partition(&key.partition_key);
         match self.send(op, req).await {
@@ -532,7 +417,7 @@ impl Engine for RemoteEngine {
         };
         let spec = narrowed.as_ref().unwrap_or(spec);
         let select = spec.select.as_deref().map(select_with_system);
-        let mut req = request(Method::GET, path::entities_path(table));
+        let mut req = Request::new(Method::GET, path::entities_path(table));
         req.query = odata::entity_query_string(
             spec.filter.as_ref(),
             select.as_deref(),
@@ -557,9 +442,9 @@ impl Engine for RemoteEngine {
         let (method, path) = path::write_target(table, op);
         let mut req = match method {
             "MERGE" => merge_request(cosmos, path),
-            "PUT" => request(Method::PUT, path),
-            "DELETE" => request(Method::DELETE, path),
-            _ => request(Method::POST, path),
+            "PUT" => Request::new(Method::PUT, path),
+            "DELETE" => Request::new(Method::DELETE, path),
+            _ => Request::new(Method::POST, path),
         };
         req.prefer_no_content = op.mode() == WriteMode::Insert;
         let name = path::operation_name(op.mode());
@@ -607,7 +492,7 @@ impl Engine for RemoteEngine {
                 ),
             ));
         }
-        let mut req = request(Method::POST, path::BATCH.to_owned());
+        let mut req = Request::new(Method::POST, path::BATCH.to_owned());
         req.content_type = Some(Cow::Owned(encoded.content_type));
         req.body = Some(Bytes::from(encoded.body));
         // Atomic: a second delivery fails as a whole if any operation would.

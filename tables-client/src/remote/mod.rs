@@ -33,6 +33,9 @@
 //!   `http.response.status_code`, `http.request.resend_count`,
 //!   `az.service_request_id`, `error.type`) plus `tables.partition_key`.
 
+mod blob;
+mod blob_sas;
+mod builder;
 mod connection;
 mod credential;
 mod diagnose;
@@ -45,6 +48,10 @@ mod sas_time;
 mod sign;
 mod transport;
 
+pub use blob::{
+    RemoteBlobStore, RemoteBlobStoreBuilder, DEFAULT_BLOCK_SIZE, DEFAULT_SINGLE_PUT_LIMIT,
+};
+pub use blob_sas::{ContainerSasBuilder, ContainerSasPermissions};
 pub use connection::{ConnectionString, DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY};
 pub use credential::{AccessToken, AccountKey, Credential, SasToken, TokenCredential};
 pub use engine::{RemoteEngine, RemoteEngineBuilder};

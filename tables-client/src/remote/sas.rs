@@ -286,26 +286,7 @@ impl TableSasBuilder {
             (Err(_), Some(_)) => "",
             (Err(e), None) => return Err(e),
         };
-        let expiry = format_sas_time(self.expiry);
-        let start = self.start.map(format_sas_time);
-        if let Some(start) = &start {
-            // Same fixed-width format: text order is time order.
-            if expiry <= *start {
-                return Err(invalid(format!(
-                    "the SAS expiry {expiry} is not after its start {start}: the token would \
-                     never be valid; set the expiry after the start"
-                )));
-            }
-        }
-        let now_text = format_sas_time(now);
-        if expiry <= now_text {
-            return Err(invalid(format!(
-                "the SAS expiry {expiry} is not in the future (it is now {now_text} by this \
-                 machine's clock): the token would be refused on its first use; set an expiry \
-                 after now"
-            ))
-            .with_auth_hint(AuthHint::SasExpired));
-        }
+        let (expiry, start) = signed_window(self.expiry, self.start, now)?;
         self.check_keys()?;
         let ip_range = self.ip_range.as_deref().map(check_ip_range).transpose()?;
         if let Some(id) = &self.policy_id {
@@ -388,6 +369,40 @@ impl TableSasBuilder {
         }
         Ok(())
     }
+}
+
+/// The `se` and `st` texts of a SAS valid from `start` (if given) to `expiry`.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidInput`] when the expiry is not after the start, or not after
+/// `now` (with [`AuthHint::SasExpired`]: the token would be refused on first use).
+pub(crate) fn signed_window(
+    expiry: DateTime,
+    start: Option<DateTime>,
+    now: DateTime,
+) -> Result<(String, Option<String>)> {
+    let expiry = format_sas_time(expiry);
+    let start = start.map(format_sas_time);
+    if let Some(start) = &start {
+        // Same fixed-width format: text order is time order.
+        if expiry <= *start {
+            return Err(invalid(format!(
+                "the SAS expiry {expiry} is not after its start {start}: the token would \
+                     never be valid; set the expiry after the start"
+            )));
+        }
+    }
+    let now_text = format_sas_time(now);
+    if expiry <= now_text {
+        return Err(invalid(format!(
+            "the SAS expiry {expiry} is not in the future (it is now {now_text} by this \
+                 machine's clock): the token would be refused on its first use; set an expiry \
+                 after now"
+        ))
+        .with_auth_hint(AuthHint::SasExpired));
+    }
+    Ok((expiry, start))
 }
 
 fn split_bound(bound: &Option<(String, Option<String>)>) -> (Option<&str>, Option<&str>) {

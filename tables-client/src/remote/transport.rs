@@ -6,7 +6,9 @@ use std::borrow::Cow;
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE,
+};
 use reqwest::{Method, StatusCode, Url};
 use tables_core::odata::service_error;
 use tables_core::{Error, ErrorKind, Result};
@@ -16,9 +18,10 @@ use super::credential::Credential;
 use super::diagnose::{self, explain_refusal, Needs, Refusal};
 use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
-use super::sign::{canonical_resource, shared_key_authorization};
+use super::sign::{blob_shared_key_authorization, canonical_resource, shared_key_authorization};
 use crate::request_id::ClientRequestId;
 use std::sync::LazyLock;
+use tables_core::blob::wire::BLOB_API_VERSION;
 use tables_core::odata::header;
 
 pub(crate) use tables_core::odata::header::{ACCEPT_JSON, API_VERSION, JSON};
@@ -41,6 +44,16 @@ static PREFER: LazyLock<HeaderName> = LazyLock::new(|| name(header::PREFER));
 /// A header name of the protocol (a constant, tested to parse).
 fn name(text: &'static str) -> HeaderName {
     HeaderName::from_bytes(text.as_bytes()).expect("the protocol's header names are valid")
+}
+
+/// Which storage service a transport talks to: the headers every request carries
+/// and the way it is signed differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Service {
+    /// The Table service: OData JSON headers, the Table service's signature.
+    Table,
+    /// The Blob service: its own version, every `x-ms-` header and the query signed.
+    Blob,
 }
 
 /// One request, as the engine describes it; the transport adds the URL base,
@@ -76,6 +89,32 @@ pub(crate) struct Request {
     pub(crate) table: String,
     /// What the request needs from a SAS, to explain a refusal.
     pub(crate) needs: Needs,
+    /// Further headers (the blob service's `x-ms-blob-type`, `x-ms-range`,
+    /// `If-None-Match`, ...).
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Request {
+    /// A request with no body and no conditions: a read, until the caller says
+    /// otherwise.
+    pub(crate) fn new(method: Method, path: String) -> Request {
+        Request {
+            method,
+            path,
+            query: String::new(),
+            content_type: None,
+            if_match: None,
+            tunnelled_method: None,
+            prefer_no_content: false,
+            body: None,
+            replay_safe: true,
+            // Set from the operation when sent.
+            operation: "",
+            table: String::new(),
+            needs: Needs::READ,
+            headers: Vec::new(),
+        }
+    }
 }
 
 /// A response with a success status (< 300).
@@ -118,6 +157,7 @@ pub(crate) struct Transport {
     pub(crate) credential: Credential,
     pub(crate) retry: RetryPolicy,
     pub(crate) request_timeout: Duration,
+    pub(crate) service: Service,
 }
 
 impl Transport {
@@ -225,18 +265,28 @@ impl Transport {
         let date = http_date(SystemTime::now());
         // An RFC 1123 date is ASCII, so it always reads back as text.
         let date_text = date.to_str().unwrap_or_default();
-        let mut headers = HeaderMap::with_capacity(10);
-        headers.insert(X_MS_VERSION.clone(), HeaderValue::from_static(API_VERSION));
+        let mut headers = HeaderMap::with_capacity(10 + request.headers.len());
         headers.insert(X_MS_DATE.clone(), date.clone());
-        headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_JSON));
-        headers.insert(
-            DATA_SERVICE_VERSION.clone(),
-            HeaderValue::from_static("3.0"),
-        );
-        headers.insert(
-            MAX_DATA_SERVICE_VERSION.clone(),
-            HeaderValue::from_static("3.0;NetFx"),
-        );
+        match self.service {
+            Service::Table => {
+                headers.insert(X_MS_VERSION.clone(), HeaderValue::from_static(API_VERSION));
+                headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_JSON));
+                headers.insert(
+                    DATA_SERVICE_VERSION.clone(),
+                    HeaderValue::from_static("3.0"),
+                );
+                headers.insert(
+                    MAX_DATA_SERVICE_VERSION.clone(),
+                    HeaderValue::from_static("3.0;NetFx"),
+                );
+            }
+            Service::Blob => {
+                headers.insert(
+                    X_MS_VERSION.clone(),
+                    HeaderValue::from_static(BLOB_API_VERSION),
+                );
+            }
+        }
         headers.insert(
             X_MS_CLIENT_REQUEST_ID.clone(),
             header_value(client_request_id)?,
@@ -266,7 +316,18 @@ impl Transport {
                 HeaderValue::from_static(header::RETURN_NO_CONTENT),
             );
         }
-        if let Some(authorization) = self.authorization(request, url, date_text).await? {
+        for (name, value) in &request.headers {
+            headers.insert(name.clone(), value.clone());
+        }
+        // An empty body is sent without a length unless told: the service wants
+        // `Content-Length: 0` on a PUT with nothing in it.
+        if request.body.as_ref().is_some_and(Bytes::is_empty) {
+            headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
+        }
+        if let Some(authorization) = self
+            .authorization(request, url, date_text, &headers)
+            .await?
+        {
             let mut value = header_value(&authorization)?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
@@ -366,6 +427,7 @@ impl Transport {
         request: &Request,
         url: &Url,
         date: &str,
+        headers: &HeaderMap,
     ) -> Result<Option<String>> {
         let (key, lite) = match &self.credential {
             Credential::SharedKey(key) => (key, false),
@@ -376,6 +438,17 @@ impl Transport {
             }
             Credential::Sas(_) | Credential::Anonymous => return Ok(None),
         };
+        if self.service == Service::Blob {
+            let length = request.body.as_ref().map_or(0, Bytes::len);
+            return Ok(Some(blob_shared_key_authorization(
+                key,
+                request.method.as_str(),
+                headers,
+                length,
+                self.endpoint.account(),
+                url,
+            )));
+        }
         let resource = canonical_resource(self.endpoint.account(), url.path(), None);
         Ok(Some(shared_key_authorization(
             key,

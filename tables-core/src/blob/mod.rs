@@ -13,6 +13,8 @@
 //! ([`validate_container_name`], [`validate_blob_name`]), with the rules of the
 //! service documentation: <https://learn.microsoft.com/rest/api/storageservices/naming-and-referencing-containers--blobs--and-metadata>.
 
+pub mod wire;
+
 use std::fmt;
 
 use async_trait::async_trait;
