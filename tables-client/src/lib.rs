@@ -17,6 +17,7 @@
 // point reads, queries, index lookups, updates, transactions, bulk, index upkeep.
 // `service` comes first so `TableServiceClient` lists its constructors before
 // `table` (defined beside `Table`).
+pub mod blob;
 mod service;
 
 mod table;
@@ -48,7 +49,6 @@ pub use query::{PageToken, Query, TypedPage};
 pub use request_id::ClientRequestId;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};
-pub use tables_core::{blob, error_code, filter, key, size};
 pub use tables_core::{
     col, validate_batch, validate_select, AuthHint, CmpOp, Column, Contains, ContinuationToken,
     DateTime, DynamicEntity, ETag, EdmType, Engine, Entity, EntityKey, EntityUnion, Error,
@@ -57,6 +57,7 @@ pub use tables_core::{
     UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
     MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
 };
+pub use tables_core::{error_code, filter, key, size};
 
 /// The attribute that implements [`Engine`] and [`remote::TokenCredential`]: both are
 /// `async` traits usable as trait objects, written with the `async-trait` crate.

@@ -1,6 +1,8 @@
 //! The blob conformance suite: the behaviours every [`BlobStore`] shares, written
-//! once and run on each store by [`crate::blob_suite!`] (today the in-memory
-//! store, alone and behind the fault injector with no fault armed).
+//! once and run on each store by [`crate::blob_suite!`]: the in-memory store and
+//! the remote store on Azurite's blob service, each alone and behind the fault
+//! injector with no fault armed, and the remote one with single puts and with
+//! block uploads.
 
 #![allow(clippy::unwrap_used)] // a test suite: a failed expectation is a failed scenario
 
@@ -380,6 +382,59 @@ pub async fn large_blobs_round_trip_and_replace_whole(
     store.delete_container(container).await
 }
 
+/// A streamed read gives the blob in order, in chunks of one version; a change
+/// during the read ends it with an error instead of mixing versions.
+pub async fn streamed_reads_come_from_one_version(
+    store: &dyn BlobStore,
+    container: &str,
+) -> Result<()> {
+    use futures::{StreamExt, TryStreamExt};
+    use tables_client::blob::blob_chunks;
+
+    store.create_container(container).await?;
+    let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
+    store
+        .put_blob(container, "s", bytes.clone(), &BlobCondition::Absent)
+        .await?;
+    let chunks: Vec<_> = blob_chunks(store, container, "s", 4096)
+        .try_collect()
+        .await?;
+    let sizes: Vec<usize> = chunks.iter().map(|c| c.data.len()).collect();
+    assert_eq!(sizes, [4096, 4096, 1808]);
+    let offsets: Vec<u64> = chunks.iter().map(|c| c.offset).collect();
+    assert_eq!(offsets, [0, 4096, 8192]);
+    let joined: Vec<u8> = chunks.into_iter().flat_map(|c| c.data).collect();
+    assert!(joined == bytes);
+
+    let mut stream = Box::pin(blob_chunks(store, container, "s", 4096));
+    let first = stream.next().await.unwrap()?;
+    store
+        .put_blob(container, "s", vec![1; 10_000], &BlobCondition::Any)
+        .await?;
+    let changed = stream.next().await.unwrap().unwrap_err();
+    assert_eq!(changed.kind(), ErrorKind::PreconditionFailed, "{changed}");
+    assert!(
+        stream.next().await.is_none(),
+        "the stream ends after the error"
+    );
+    assert_eq!(first.data, bytes[..4096]);
+
+    store
+        .put_blob(container, "empty", Vec::new(), &BlobCondition::Absent)
+        .await?;
+    let empty: Vec<_> = blob_chunks(store, container, "empty", 10)
+        .try_collect()
+        .await?;
+    assert_eq!(empty.len(), 1);
+    assert!(empty[0].data.is_empty());
+    let missing = blob_chunks(store, container, "missing", 10)
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::BlobNotFound, "{missing}");
+    store.delete_container(container).await
+}
+
 /// Runs the blob suite on a store: one `#[tokio::test]` per scenario, each on
 /// the store `$store` builds (an expression evaluated per test). With `or_skip`,
 /// `$store` is an `Option` and a `None` (a remote store that is not running, see
@@ -402,6 +457,7 @@ macro_rules! blob_suite {
             a_missing_container_is_reported,
             bad_names_are_refused_before_anything_is_sent,
             large_blobs_round_trip_and_replace_whole,
+            streamed_reads_come_from_one_version,
         );
     };
     (@tests $store:expr; $($scenario:ident,)*) => {$(

@@ -5,7 +5,8 @@
 //!
 //! [`BlobStore`] is to blobs what [`crate::Engine`] is to tables: the seam the
 //! typed layer's blob-backed patterns are to be built on, and nothing else. The in-memory store (`tables_mem::MemBlobStore`)
-//! implements it with the service's rules and codes, and `tables_mem::FaultInjector`
+//! implements it with the service's rules and codes, `tables_client::remote::RemoteBlobStore`
+//! speaks the Blob service's REST API, and `tables_mem::FaultInjector`
 //! gives any store the same fault injection; the blob conformance suite
 //! (`tables_tests::blob_suite!`) holds every store to the same behaviour.
 //!
