@@ -72,10 +72,10 @@ pub mod model {
         Contains, CopyIndex, CopyIndexKeyOf, Entity, EntitySchema, EntityUnion, Filterable,
         IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt,
         KeyOf, KeyRange, KeyText, KeyTime, ListIndex, ListIndexKeyOf, Operand, OtherProperties,
-        PartitionOf, Property, PropertySchema, Row, RowRole, StoredAs, Tag, TagValue, TypedColumn,
-        ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK,
-        PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES,
-        SYSTEM_ROW_MARK,
+        PartitionOf, Property, PropertySchema, Row, RowRole, SeriesColumn, StoredAs, Tag, TagValue,
+        TypedColumn, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK,
+        INDEX_ENTRY_MARK, PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY,
+        RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
     };
 }
 

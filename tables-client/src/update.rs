@@ -12,7 +12,7 @@
 //! since is [`ErrorKind::PreconditionFailed`].
 
 use futures::future::BoxFuture;
-use tables_core::model::{EntitySchema, Operand, TypedColumn};
+use tables_core::model::{EntitySchema, Operand, SeriesColumn, TypedColumn};
 use tables_core::{
     DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, KeyOf, Result, Row, Value, WriteOutcome,
 };
@@ -207,6 +207,54 @@ impl<T: Row> Table<T> {
         // Boxed so the key's type isn't part of the future's (one compile error for
         // a key of the wrong type).
         Box::pin(self.patch_entity_key(key.into_entity_key(), patch, if_match))
+    }
+
+    /// Sets point `index` of a data series (`#[entity(series)]`) alone: one Merge of
+    /// one property under `if_match` (for a type without indexes), the guide's way
+    /// to update one counter of a series without rewriting the others.
+    ///
+    /// ```
+    /// use tables_client::{Entity, IfMatch, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{page}", row_key = "{day}")]
+    /// pub struct Hits { pub page: String, pub day: String, #[entity(series)] pub hourly: [u32; 24] }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let hits = TableServiceClient::in_memory().table::<Hits>("Hits");
+    /// hits.create().await?;
+    /// let written = hits.insert(&Hits { page: "home".into(), day: "2026-11-24".into(), hourly: [0; 24] }).await?;
+    /// let key = Hits::key("home", "2026-11-24")?;
+    /// hits.set_point(&key, Hits::HOURLY, 9, 120, IfMatch::Etag(written.etag.unwrap())).await?;
+    /// assert_eq!(hits.get(&key).await?.unwrap().value.hourly[9], 120);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] before anything is sent for an index past the
+    /// series' end or a series of another type; otherwise as [`Table::patch`].
+    pub fn set_point<V>(
+        &self,
+        key: impl KeyOf<T>,
+        series: SeriesColumn<V>,
+        index: usize,
+        value: impl Operand<V>,
+        if_match: IfMatch,
+    ) -> BoxFuture<'_, Result<WriteOutcome>> {
+        let Some(column) = series.point(index) else {
+            let error = Error::local(
+                ErrorKind::InvalidInput,
+                format!(
+                    "point {index} is past the end of the series {} ({} points); nothing was written",
+                    series.names().first().map_or("", |first| first.trim_end_matches(|c: char| c.is_ascii_digit())),
+                    series.len()
+                ),
+            );
+            return Box::pin(std::future::ready(Err(error)));
+        };
+        self.patch(key, Patch::new().set(column, value), if_match)
     }
 
     async fn patch_entity_key(

@@ -50,8 +50,8 @@ pub mod __private {
     pub use crate::model::{
         Contains, CopyIndex, Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry,
         IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt, KeyRange, KeyText,
-        KeyTime, ListIndex, OtherProperties, Property, PropertySchema, Row, StoredAs, Tag,
-        TagValue, TypedColumn,
+        KeyTime, ListIndex, OtherProperties, Property, PropertySchema, Row, SeriesColumn, StoredAs,
+        Tag, TagValue, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

@@ -102,6 +102,40 @@ pub(crate) enum Codec {
     Skip,
     /// `#[entity(other_properties)]`: every property no other field names (a map).
     Others,
+    /// `#[entity(series)]` on a `[T; N]` field: one property per point, each through
+    /// `T`'s `Property` (`hourly_00` .. `hourly_23`).
+    Series(Series),
+}
+
+/// A data series: the element type and the stored name of each point.
+pub(crate) struct Series {
+    /// `T` of `[T; N]`.
+    pub(crate) element: syn::Type,
+    /// The stored property of each point, in order.
+    pub(crate) points: Vec<String>,
+}
+
+impl Series {
+    /// The series of `len` points of `element` stored under `property`: each point
+    /// is `{property}_{i}`, `i` zero-padded to the width of the last index (at least
+    /// 2 digits), so the names sort in point order.
+    pub(crate) fn new(element: syn::Type, property: &str, len: usize) -> Series {
+        let width = len.saturating_sub(1).to_string().len().max(2);
+        let points = (0..len)
+            .map(|i| format!("{property}_{i:0width$}"))
+            .collect();
+        Series { element, points }
+    }
+}
+
+impl Field {
+    /// The properties the field is stored as: its own, or one per point of a series.
+    pub(crate) fn properties(&self) -> Vec<&str> {
+        match &self.codec {
+            Codec::Series(series) => series.points.iter().map(String::as_str).collect(),
+            _ => vec![self.property.as_str()],
+        }
+    }
 }
 
 /// `#[entity(default)]` or `#[entity(default = path)]`.

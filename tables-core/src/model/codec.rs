@@ -255,6 +255,26 @@ pub fn encode_field<T>(
     (codec.to_value)(value).map_err(|e| field_context(e, field, property, "can't store"))
 }
 
+/// The points of a `#[entity(series)]` field, decoded in order, as its array.
+///
+/// # Errors
+///
+/// [`crate::ErrorKind::Decode`] if the count is not the array's (never, for the
+/// derive's code, which decodes one point per name).
+pub fn series_array<T, const N: usize>(
+    points: Vec<T>,
+    entity: &DynamicEntity,
+    field: &'static str,
+) -> Result<[T; N]> {
+    let count = points.len();
+    points.try_into().map_err(|_| {
+        decode_error(
+            entity,
+            format!("field `{field}`: {count} points decoded for a series of {N}"),
+        )
+    })
+}
+
 /// A `#[entity(json)]` field as JSON text; JSON `null` writes no property.
 ///
 /// # Errors

@@ -62,6 +62,66 @@ impl<T> fmt::Debug for TypedColumn<T> {
     }
 }
 
+/// The points of a data series (`#[entity(series)] hourly: [u32; 24]`): one stored
+/// property per point, each a [`TypedColumn<T>`] of its own.
+///
+/// ```
+/// use tables_core::model::SeriesColumn;
+///
+/// const HOURLY: SeriesColumn<u32> = SeriesColumn::new(&["hourly_00", "hourly_01"]);
+/// assert_eq!(HOURLY.len(), 2);
+/// assert_eq!(HOURLY.point(1).map(|c| c.name()), Some("hourly_01"));
+/// assert!(HOURLY.point(2).is_none());
+/// ```
+pub struct SeriesColumn<T> {
+    points: &'static [&'static str],
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> SeriesColumn<T> {
+    /// A series stored under these property names, in point order.
+    pub const fn new(points: &'static [&'static str]) -> SeriesColumn<T> {
+        SeriesColumn {
+            points,
+            _type: PhantomData,
+        }
+    }
+
+    /// How many points the series has.
+    pub const fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether the series has no points (never, for a derived one).
+    pub const fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The column of point `index`; `None` past the end.
+    pub fn point(&self, index: usize) -> Option<TypedColumn<T>> {
+        self.points.get(index).map(|name| TypedColumn::new(name))
+    }
+
+    /// The stored property names, in point order (for `$select`).
+    pub const fn names(&self) -> &'static [&'static str] {
+        self.points
+    }
+}
+
+impl<T> Clone for SeriesColumn<T> {
+    fn clone(&self) -> SeriesColumn<T> {
+        *self
+    }
+}
+
+impl<T> Copy for SeriesColumn<T> {}
+
+impl<T> fmt::Debug for SeriesColumn<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("SeriesColumn").field(&self.points).finish()
+    }
+}
+
 /// A value a [`TypedColumn<T>`] compares with: a `T`, or for text columns a `&str`.
 pub trait Operand<T> {
     /// The value as the column stores it; `None` when it has no stored form (a

@@ -33,7 +33,7 @@ mod typed_key;
 
 pub use crate::key::KeyRange;
 pub use codec::OtherProperties;
-pub use column::{Filterable, Operand, TypedColumn};
+pub use column::{Filterable, Operand, SeriesColumn, TypedColumn};
 pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
 pub use keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 pub use property::Property;
@@ -54,7 +54,7 @@ pub mod __private {
     pub use super::codec::{
         check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
         encode_field, encode_json, encode_with, entity_type, expect_string, kinds_distinct,
-        missing_is_default, new_entity, push_other_properties, push_property, str_eq,
+        missing_is_default, new_entity, push_other_properties, push_property, series_array, str_eq,
         take_properties, unknown_kind, unknown_variant, unknown_version, FieldCodec, PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};

@@ -561,7 +561,7 @@ fn column_without_column(fields: &[Field], attrs: &[FieldAttrs], errors: &mut Er
         let codec = match field.codec {
             Codec::Json => "json",
             Codec::With(_) => "with",
-            Codec::Plain | Codec::Skip | Codec::Others => continue,
+            Codec::Plain | Codec::Skip | Codec::Others | Codec::Series(_) => continue,
         };
         if let Some(span) = attrs.column {
             errors.push(

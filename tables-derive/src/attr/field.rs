@@ -13,7 +13,7 @@ use crate::error::Errors;
 use crate::model::{Codec, DefaultValue, Field};
 
 /// The keys a field attribute accepts.
-const FIELD_KEYS: [&str; 7] = [
+const FIELD_KEYS: [&str; 8] = [
     "rename",
     "skip",
     "json",
@@ -21,6 +21,7 @@ const FIELD_KEYS: [&str; 7] = [
     "with",
     "column",
     "other_properties",
+    "series",
 ];
 
 /// Where each key of a field's attributes was written, for checks that point at
@@ -34,6 +35,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) with: Option<Span>,
     pub(crate) column: Option<Span>,
     pub(crate) others: Option<Span>,
+    pub(crate) series: Option<Span>,
 }
 
 impl FieldAttrs {
@@ -65,6 +67,7 @@ pub(crate) fn parse(
     let mut with = Once::<(Span, syn::Path)>::default();
     let mut column = Once::<syn::LitStr>::default();
     let mut others = Once::<Span>::default();
+    let mut series = Once::<Span>::default();
     for_each_key(&field.attrs, errors, |meta, key, errors| {
         match key {
             "rename" if rename.claim(meta, key, errors) => {
@@ -75,6 +78,7 @@ pub(crate) fn parse(
                 others.set(flag(meta, key, errors)?);
             }
             "json" if json.claim(meta, key, errors) => json.set(flag(meta, key, errors)?),
+            "series" if series.claim(meta, key, errors) => series.set(flag(meta, key, errors)?),
             "default" if default.claim(meta, key, errors) => {
                 let span = meta.path.span();
                 if meta.input.peek(syn::Token![=]) {
@@ -116,6 +120,7 @@ pub(crate) fn parse(
         with: with.get().map(|(span, _)| *span),
         column: column.get().map(syn::LitStr::span),
         others: others.get().copied(),
+        series: series.get().copied(),
     };
     conflicts(&attrs, errors);
     if let Some(lit) = column.get() {
@@ -130,7 +135,9 @@ pub(crate) fn parse(
             ident.span(),
         ),
     };
-    let codec = if attrs.others.is_some() {
+    let codec = if attrs.series.is_some() {
+        series_codec(&field.ty, &property, default.get().map(|(_, d)| d), errors)
+    } else if attrs.others.is_some() {
         Codec::Others
     } else if attrs.skip.is_some() {
         Codec::Skip
@@ -155,6 +162,52 @@ pub(crate) fn parse(
         primary_key_use: None,
     };
     (model, attrs)
+}
+
+/// The codec of a `series` field: its type must be `[T; N]` with a literal `N`.
+fn series_codec(
+    ty: &syn::Type,
+    property: &str,
+    default: Option<&DefaultValue>,
+    errors: &mut Errors,
+) -> Codec {
+    if let Some(DefaultValue::Path(path)) = default {
+        errors.push(
+            path.span(),
+            "a `series` field takes `default` (each missing point reads as the element's \
+             Default::default()), not `default = path`",
+        );
+    }
+    let syn::Type::Array(array) = ty else {
+        errors.push(
+            ty.span(),
+            "`series` stores an array `[T; N]` as one property per point: make the field an \
+             array such as `[u32; 24]`",
+        );
+        return Codec::Skip;
+    };
+    let len = match &array.len {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<usize>().ok(),
+        _ => None,
+    };
+    match len {
+        Some(len) if len > 0 => Codec::Series(crate::model::Series::new(
+            (*array.elem).clone(),
+            property,
+            len,
+        )),
+        _ => {
+            errors.push(
+                array.len.span(),
+                "a `series` array needs a literal length of at least 1 (such as `[u32; 24]`): \
+                 the derive names one property per point",
+            );
+            Codec::Skip
+        }
+    }
 }
 
 /// Keys that contradict each other on one field.
@@ -195,6 +248,25 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
                     format!(
                         "`{key}` has no effect on an `other_properties` field (it holds every \
                          property no other field names, under their own names); remove `{key}`"
+                    ),
+                );
+            }
+        }
+    }
+    if attrs.series.is_some() {
+        let with_series = [
+            ("skip", attrs.skip),
+            ("json", attrs.json),
+            ("with", attrs.with),
+            ("other_properties", attrs.others),
+        ];
+        for (key, span) in with_series {
+            if let Some(span) = span {
+                errors.push(
+                    span,
+                    format!(
+                        "`{key}` and `series` both choose how the field is stored (`series`: one \
+                         property per point, each through the element's Property); keep one"
                     ),
                 );
             }
@@ -311,7 +383,7 @@ mod tests {
         let errors = field_errors(named(quote::quote!(#[entity(renam = "X")] f: u8)));
         assert_eq!(
             errors,
-            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties"]
+            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series"]
         );
         let errors = field_errors(named(quote::quote!(#[entity(row_key = "x")] f: u8)));
         assert_eq!(errors, ["`row_key` goes on the struct, not on a field: move it to the struct's #[entity(..)]"]);

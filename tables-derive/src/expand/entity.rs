@@ -100,13 +100,14 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
     let kind = lit(&model.kind);
     let version = Literal::u32_unsuffixed(model.version);
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
-    let count = Literal::usize_unsuffixed(stored.len());
+    let all_names: Vec<&str> = stored.iter().flat_map(|f| f.properties()).collect();
+    let count = Literal::usize_unsuffixed(all_names.len());
     let tag = super::schema::tag(cx);
     let new_entity = quote!(#p::new_entity(#pk?, #rk?, &#tag, #kind, #version, #count));
     let others = others_field(cx).map(|field| {
         let id = &field.ident;
         let name = lit(&field_name(field));
-        let names = stored.iter().map(|f| lit(&f.property));
+        let names = all_names.iter().map(|name| lit(name));
         quote! {
             #p::push_other_properties(
                 &mut __entity,
@@ -124,16 +125,36 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             }
         };
     }
-    let names = stored.iter().map(|f| lit(&f.property));
-    let pushes = stored.iter().enumerate().map(|(i, field)| {
-        let i = Literal::usize_unsuffixed(i);
-        let encode = encode(cx, field);
-        quote! {
-            if let ::core::option::Option::Some(__value) = #encode? {
-                #p::push_property(&mut __entity, __TABLES_NAMES.get(#i), __value);
+    let names = all_names.iter().map(|name| lit(name));
+    let mut base = 0;
+    let pushes: Vec<TokenStream> = stored
+        .iter()
+        .map(|field| {
+            let at = Literal::usize_unsuffixed(base);
+            base += field.properties().len();
+            if let Codec::Series(_) = &field.codec {
+                let id = &field.ident;
+                let name = lit(&field_name(field));
+                let codec = codec_static(field);
+                let points = points_static(field);
+                return quote! {
+                    for (__i, __point) in self.#id.iter().enumerate() {
+                        if let ::core::option::Option::Some(__value) =
+                            #p::encode_field(&#codec, __point, #name, #points[__i])?
+                        {
+                            #p::push_property(&mut __entity, __TABLES_NAMES.get(#at + __i), __value);
+                        }
+                    }
+                };
             }
-        }
-    });
+            let encode = encode(cx, field);
+            quote! {
+                if let ::core::option::Option::Some(__value) = #encode? {
+                    #p::push_property(&mut __entity, __TABLES_NAMES.get(#at), __value);
+                }
+            }
+        })
+        .collect();
     quote! {
         fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
             static __TABLES_NAMES: #p::PropertyNames = #p::PropertyNames::new(&[#(#names),*]);
@@ -143,6 +164,11 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             ::core::result::Result::Ok(__entity)
         }
     }
+}
+
+/// The name of the static array of a series field's point names.
+pub(crate) fn points_static(field: &Field) -> syn::Ident {
+    format_ident!("__TABLES_POINTS_{}", field_name(field))
 }
 
 /// The name of the static `FieldCodec` of a plain stored field.
@@ -156,14 +182,22 @@ pub(crate) fn codec_static(field: &Field) -> syn::Ident {
 pub(crate) fn codec_statics(cx: &Ctx<'_>) -> TokenStream {
     let p = &cx.private;
     let mut items = TokenStream::new();
-    for field in cx
-        .model
-        .fields
-        .iter()
-        .filter(|f| is_stored(f) && matches!(f.codec, Codec::Plain))
-    {
+    for field in cx.model.fields.iter().filter(|f| is_stored(f)) {
         let name = codec_static(field);
-        let ty = &field.ty;
+        let ty = match &field.codec {
+            Codec::Plain => &field.ty,
+            Codec::Series(series) => {
+                let points_name = points_static(field);
+                let count = Literal::usize_unsuffixed(series.points.len());
+                let points = series.points.iter().map(|point| lit(point));
+                items.extend(quote! {
+                    #[allow(non_upper_case_globals)]
+                    static #points_name: [&str; #count] = [#(#points),*];
+                });
+                &series.element
+            }
+            _ => continue,
+        };
         items.extend(quote_spanned! {ty.span()=>
             #[allow(non_upper_case_globals)]
             static #name: #p::FieldCodec<#ty> = <#p::FieldCodec<#ty>>::new();
@@ -184,7 +218,7 @@ fn encode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
         Codec::With(path) => {
             quote!(#p::encode_with(#path::to_value(&self.#id), #name, #property))
         }
-        Codec::Plain | Codec::Skip | Codec::Others => {
+        Codec::Plain | Codec::Skip | Codec::Others | Codec::Series(_) => {
             let codec = codec_static(field);
             quote!(#p::encode_field(&#codec, &self.#id, #name, #property))
         }
@@ -287,16 +321,47 @@ fn others_field<'a>(cx: &Ctx<'a>) -> Option<&'a Field> {
 /// `other_properties` field, kept in `__others` (except the tag's own properties).
 fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenStream {
     let p = &cx.private;
-    let slots: Vec<syn::Ident> = stored.iter().map(|f| local("slot", f)).collect();
-    let names: Vec<syn::LitStr> = stored.iter().map(|f| lit(&f.property)).collect();
+    // One slot per field: an `Option<Value>`, or an array of them for a series.
+    let slots: Vec<TokenStream> = stored
+        .iter()
+        .map(|f| {
+            let slot = local("slot", f);
+            match &f.codec {
+                Codec::Series(series) => {
+                    let count = Literal::usize_unsuffixed(series.points.len());
+                    quote! {
+                        let mut #slot: [::core::option::Option<#p::Value>; #count] =
+                            ::core::array::from_fn(|_| ::core::option::Option::None);
+                    }
+                }
+                _ => quote!(let mut #slot: ::core::option::Option<#p::Value> = ::core::option::Option::None;),
+            }
+        })
+        .collect();
+    // Each stored name, and the slot it goes into.
+    let mut names: Vec<syn::LitStr> = Vec::new();
+    let mut targets: Vec<TokenStream> = Vec::new();
+    for field in stored {
+        let slot = local("slot", field);
+        if let Codec::Series(series) = &field.codec {
+            for (i, point) in series.points.iter().enumerate() {
+                let i = Literal::usize_unsuffixed(i);
+                names.push(lit(point));
+                targets.push(quote!(#slot[#i]));
+            }
+        } else {
+            names.push(lit(&field.property));
+            targets.push(quote!(#slot));
+        }
+    }
     if keep_others {
         let tag = super::schema::tag(cx);
         return quote! {
-            #(let mut #slots: ::core::option::Option<#p::Value> = ::core::option::Option::None;)*
+            #(#slots)*
             let mut __others = ::std::vec::Vec::new();
             for (__name, __value) in #p::take_properties(&mut entity) {
                 match &*__name {
-                    #(#names => #slots = ::core::option::Option::Some(__value),)*
+                    #(#names => #targets = ::core::option::Option::Some(__value),)*
                     __other if #tag.properties().contains(&__other) => {}
                     _ => __others.push((__name, __value)),
                 }
@@ -306,22 +371,22 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
     if stored.is_empty() {
         return TokenStream::new();
     }
-    let sort = if let ([slot], [name]) = (slots.as_slice(), names.as_slice()) {
+    let sort = if let ([target], [name]) = (targets.as_slice(), names.as_slice()) {
         quote! {
             if &*__name == #name {
-                #slot = ::core::option::Option::Some(__value);
+                #target = ::core::option::Option::Some(__value);
             }
         }
     } else {
         quote! {
             match &*__name {
-                #(#names => #slots = ::core::option::Option::Some(__value),)*
+                #(#names => #targets = ::core::option::Option::Some(__value),)*
                 _ => {}
             }
         }
     };
     quote! {
-        #(let mut #slots: ::core::option::Option<#p::Value> = ::core::option::Option::None;)*
+        #(#slots)*
         for (__name, __value) in #p::take_properties(&mut entity) {
             #sort
         }
@@ -341,15 +406,35 @@ fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
         return quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default());
     }
     let slot = local("slot", field);
-    let ty = &field.ty;
     let name = lit(&field_name(field));
+    if let Codec::Series(series) = &field.codec {
+        let codec = codec_static(field);
+        let points = points_static(field);
+        let element = &series.element;
+        let decode_point = match &field.default {
+            None => quote!(#p::decode_field(&#codec, __value, &entity, #name, #points[__i])?),
+            Some(_) => quote!(#p::missing_is_default(
+                __value,
+                <#element as ::core::default::Default>::default,
+                |__present| #p::decode_field(&#codec, __present, &entity, #name, #points[__i]),
+            )?),
+        };
+        return quote! {{
+            let mut __points = ::std::vec::Vec::with_capacity(#points.len());
+            for (__i, __value) in #slot.into_iter().enumerate() {
+                __points.push(#decode_point);
+            }
+            #p::series_array(__points, &entity, #name)?
+        }};
+    }
+    let ty = &field.ty;
     let property = lit(&field.property);
     let with_value = |value: TokenStream| match &field.codec {
         Codec::Json => quote!(#p::decode_json::<#ty>(#value, &entity, #name, #property)),
         Codec::With(path) => {
             quote!(#p::decode_with(#path::from_value(#value), &entity, #name, #property))
         }
-        Codec::Plain | Codec::Skip | Codec::Others => {
+        Codec::Plain | Codec::Skip | Codec::Others | Codec::Series(_) => {
             let codec = codec_static(field);
             quote!(#p::decode_field(&#codec, #value, &entity, #name, #property))
         }

@@ -23,22 +23,32 @@ pub(crate) fn schema_static() -> syn::Ident {
 pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
     let model = cx.model;
     let p = &cx.private;
-    let properties = model.fields.iter().filter(|f| is_stored(f)).map(|field| {
-        let name = lit(&field_name(field));
-        let property = lit(&field.property);
-        let stored_as = match field.codec {
-            Codec::Json => quote!(Json),
-            Codec::With(_) => quote!(Custom),
-            Codec::Plain | Codec::Skip | Codec::Others => quote!(Plain),
-        };
-        quote! {
-            #p::PropertySchema {
-                field: #name,
-                name: #property,
-                stored_as: #p::StoredAs::#stored_as,
-            }
-        }
-    });
+    let properties = model
+        .fields
+        .iter()
+        .filter(|f| is_stored(f))
+        .flat_map(|field| {
+            let name = lit(&field_name(field));
+            let stored_as = match field.codec {
+                Codec::Json => quote!(Json),
+                Codec::With(_) => quote!(Custom),
+                Codec::Plain | Codec::Skip | Codec::Others | Codec::Series(_) => quote!(Plain),
+            };
+            field
+                .properties()
+                .into_iter()
+                .map(|property| {
+                    let property = lit(property);
+                    quote! {
+                        #p::PropertySchema {
+                            field: #name,
+                            name: #property,
+                            stored_as: #p::StoredAs::#stored_as,
+                        }
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
     let indexes = model.indexes.iter().map(|index| {
         let name = lit(&index.name);
         let kind = match index.kind {
@@ -56,7 +66,10 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
         let row_key = lit(&index.row_key.source);
         let include = match &index.include {
             Some(fields) => {
-                let names = fields.iter().map(|&i| lit(&model.fields[i].property));
+                let names = fields
+                    .iter()
+                    .flat_map(|&i| model.fields[i].properties())
+                    .map(lit);
                 quote!(::core::option::Option::Some(&[#(#names),*]))
             }
             None => quote!(::core::option::Option::None),
@@ -173,6 +186,32 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         items.extend(quote_spanned! {ty.span()=>
             #[doc = #doc]
             #vis const #name: #p::TypedColumn<#scalar> = <#p::TypedColumn<#scalar>>::new(#property);
+        });
+    }
+    for field in model.fields.iter().filter(|f| is_stored(f)) {
+        let Codec::Series(series) = &field.codec else {
+            continue;
+        };
+        let name = match ident(&field.column, field.ident.span()) {
+            Ok(name) => name,
+            Err(_) if cx.stub => continue,
+            Err(error) => return Err(error),
+        };
+        let element = &series.element;
+        let scalar = column_scalar(p, &crate::attr::shape::classify(element), element);
+        let points = series.points.iter().map(|point| lit(point));
+        let doc = lit(&format!(
+            "The series column of field `{}`: {} points stored as `{}` .. `{}`; \
+             `point(i)` is the typed column of one point, for filters, projections, \
+             patches and `Table::set_point`.",
+            field_name(field),
+            series.points.len(),
+            series.points[0],
+            series.points[series.points.len() - 1],
+        ));
+        items.extend(quote_spanned! {element.span()=>
+            #[doc = #doc]
+            #vis const #name: #p::SeriesColumn<#scalar> = <#p::SeriesColumn<#scalar>>::new(&[#(#points),*]);
         });
     }
     Ok(items)

@@ -131,6 +131,10 @@ fn stored_field(slot: &Slot<'_>) -> Option<String> {
             "`{name}` holds the other properties (`other_properties`), which have no key form; remove \
              the placeholder"
         ),
+        Codec::Series(_) => format!(
+            "`{name}` is a data series (`series`), many properties with no key form; key on another \
+             field, or remove the placeholder"
+        ),
     };
     Some(format!("{}: {why}", slot.at()))
 }

@@ -22,6 +22,8 @@ const RESERVED_PROPERTIES: [&str; 7] = [
 ];
 /// Longest property name the service accepts.
 const MAX_PROPERTY_NAME: usize = 255;
+/// The most properties of its own a row may hold (255 with the three system ones).
+const MAX_PROPERTIES: usize = 252;
 /// Associated constants of the `Entity` trait a typed column would hide.
 const TRAIT_CONSTS: [&str; 2] = ["KIND", "VERSION"];
 
@@ -243,8 +245,17 @@ pub(crate) fn property_names(model: &EntityModel, errors: &mut Errors) {
             );
         }
     }
-    for (i, field) in fields.iter().enumerate() {
-        let name = &field.property;
+    // Every stored name with its field: a series stores one per point.
+    let names: Vec<(&Field, &str)> = fields
+        .iter()
+        .flat_map(|field| {
+            field
+                .properties()
+                .into_iter()
+                .map(move |name| (*field, name))
+        })
+        .collect();
+    for (i, &(field, name)) in names.iter().enumerate() {
         let fix = "choose another with #[entity(rename = \"..\")]";
         if !is_identifier(name) {
             errors.push(
@@ -259,7 +270,7 @@ pub(crate) fn property_names(model: &EntityModel, errors: &mut Errors) {
                 field.property_span,
                 format!("property name is {} characters long, over the service's {MAX_PROPERTY_NAME}; {fix}", name.len()),
             );
-        } else if RESERVED_PROPERTIES.contains(&name.as_str()) {
+        } else if RESERVED_PROPERTIES.contains(&name) {
             errors.push(
                 field.property_span,
                 format!(
@@ -268,7 +279,7 @@ pub(crate) fn property_names(model: &EntityModel, errors: &mut Errors) {
                     RESERVED_PROPERTIES.join(", ")
                 ),
             );
-        } else if let Some(earlier) = fields[..i].iter().find(|earlier| earlier.property == *name) {
+        } else if let Some((earlier, _)) = names[..i].iter().find(|(_, earlier)| *earlier == name) {
             errors.push(
                 field.property_span,
                 format!(
@@ -279,6 +290,42 @@ pub(crate) fn property_names(model: &EntityModel, errors: &mut Errors) {
             );
         }
     }
+    property_count(model, &names, errors);
+}
+
+/// Rule 16b: a row holds at most 252 properties of its own; a series counts one per
+/// point, and the tag's properties count too.
+fn property_count(model: &EntityModel, names: &[(&Field, &str)], errors: &mut Errors) {
+    let tag = match &model.tag {
+        TagModel::Kind => 2,
+        TagModel::Property { .. } => 1,
+        TagModel::RowKeyPrefix(_) | TagModel::Untagged => 0,
+    };
+    let total = names.len() + tag;
+    if total <= MAX_PROPERTIES {
+        return;
+    }
+    let series = names
+        .iter()
+        .map(|(f, _)| *f)
+        .find(|f| matches!(f.codec, Codec::Series(_)));
+    let at = series.map_or_else(|| model.ident.span(), |f| f.ident.span());
+    let advice = match series {
+        Some(field) => format!(
+            "the series `{}` alone stores {} points; shorten it, or split the type (wide entities, \
+             which would spread one value over several rows, are not available yet)",
+            field.ident,
+            field.properties().len()
+        ),
+        None => "split the type, or store some fields together (`json`)".to_owned(),
+    };
+    errors.push(
+        at,
+        format!(
+            "the type stores {total} properties per row ({tag} for its tag), over the {MAX_PROPERTIES} a \
+             row of the Table service may hold; {advice}"
+        ),
+    );
 }
 
 /// Rule 17: typed column constants are distinct and don't hide `KIND` / `VERSION`.
