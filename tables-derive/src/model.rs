@@ -32,6 +32,8 @@ pub(crate) struct EntityModel {
     pub(crate) indexes: Vec<Index>,
     /// Every named field, in declaration order (skipped ones too).
     pub(crate) fields: Vec<Field>,
+    /// `#[entity(allow_hot_partition)]`: a PartitionKey may start with a time.
+    pub(crate) allow_hot_partition: bool,
 }
 
 /// How an entity type's rows are marked.

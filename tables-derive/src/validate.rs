@@ -27,6 +27,7 @@ pub(crate) fn entity(model: &EntityModel) -> syn::Result<()> {
         keys::one_variable_placeholder(model, &site, &mut errors);
         keys::fixed_budget(&site, &mut errors);
         keys::field_once_per_template(model, &site, &mut errors);
+        keys::hot_partition(model, &site, &mut errors);
     }
     keys::primary_fields_once(model, &mut errors);
     names::index_names(model, &mut errors);

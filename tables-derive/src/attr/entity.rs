@@ -8,8 +8,8 @@ use super::index::{self, bind_index, Declared, RawIndex};
 use super::keys::ENTITY_KEYS;
 use super::template::{self, UnrawString};
 use super::{
-    crate_value, for_each_key, no_generics, path_list, skip_value, string_value, unknown_key, Once,
-    RenameRule,
+    crate_value, flag, for_each_key, no_generics, path_list, skip_value, string_value, unknown_key,
+    Once, RenameRule,
 };
 use crate::error::{did_you_mean, Errors};
 use crate::model::{Codec, EntityModel, Field, KeyUse, Segment, TagModel, TagValueModel, Template};
@@ -31,6 +31,7 @@ struct ContainerAttrs {
     row_key: Once<syn::LitStr>,
     rename_all: Once<RenameRule>,
     krate: Once<syn::Path>,
+    allow_hot_partition: Once<proc_macro2::Span>,
     indexes: Vec<RawIndex>,
     /// Keys an unknown key looked like (not reported missing as well).
     misspelled: Vec<&'static str>,
@@ -171,6 +172,7 @@ pub(crate) fn entity_recovering(
         row_key,
         indexes,
         fields,
+        allow_hot_partition: container.allow_hot_partition.get().is_some(),
     };
     (Some(model), reported.finish().err())
 }
@@ -274,6 +276,9 @@ fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
                 c.rename_all.set(rename_all(meta, errors)?);
             }
             "crate" if c.krate.claim(meta, key, errors) => c.krate.set(crate_value(meta, errors)?),
+            "allow_hot_partition" if c.allow_hot_partition.claim(meta, key, errors) => {
+                c.allow_hot_partition.set(flag(meta, key, errors)?);
+            }
             "index" => c
                 .indexes
                 .extend(index::parse(meta, Declared::Index, errors)?),

@@ -3,7 +3,7 @@
 
 /// The keys a struct's `#[entity(..)]` accepts (on a field, named in the error as
 /// belonging on the struct).
-pub(crate) const ENTITY_KEYS: [&str; 12] = [
+pub(crate) const ENTITY_KEYS: [&str; 13] = [
     "kind",
     "version",
     "upgrade_from",
@@ -16,4 +16,5 @@ pub(crate) const ENTITY_KEYS: [&str; 12] = [
     "index_entity",
     "tag",
     "untagged",
+    "allow_hot_partition",
 ];

@@ -7,7 +7,7 @@ use super::forms::placeholder_text;
 use super::{templates, Owner, Site};
 use crate::attr::template::UnrawString as _;
 use crate::error::Errors;
-use crate::model::{EntityModel, IndexKind, KeyForm, Segment, Template};
+use crate::model::{EntityModel, IndexKind, KeyForm, KeyUse, Segment, Template};
 
 /// Most UTF-16 code units in a key (1 KiB as UTF-16), as the service and
 /// `tables-core` count.
@@ -295,6 +295,38 @@ pub(crate) fn copies_distinct(model: &EntityModel, errors: &mut Errors) {
     }
 }
 
+/// Rule 20: a PartitionKey that starts with a time (`{at:ticks}`, `{at:rticks}`, a
+/// date) sends every write of a moment to one partition: the design guide's
+/// prepend/append anti-pattern, which caps the table at one partition's throughput.
+/// Refused unless the type opts out with `allow_hot_partition`.
+pub(crate) fn hot_partition(model: &EntityModel, site: &Site<'_>, errors: &mut Errors) {
+    if model.allow_hot_partition || site.key != KeyUse::PartitionKey {
+        return;
+    }
+    let Some(Segment::Field(first)) = site.template.segments.first() else {
+        return;
+    };
+    if !matches!(
+        first.form,
+        KeyForm::Ticks | KeyForm::ReverseTicks | KeyForm::Date
+    ) {
+        return;
+    }
+    let field = &model.fields[first.field];
+    errors.push(
+        site.template.span,
+        format!(
+            "{} starts with the time `{}`: every write of a moment goes to one partition, \
+             which then limits the whole table (the design guide's prepend/append \
+             anti-pattern). Lead with a value that spreads writes (an id, a user, a device) \
+             and put the time in the RowKey, or add #[entity(allow_hot_partition)] if the \
+             write rate is low",
+            site.describe(),
+            field.ident
+        ),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use syn::parse_quote;
@@ -569,6 +601,38 @@ mod tests {
                 }
             ));
             assert_eq!(errors, Vec::<String>::new(), "{index}");
+        }
+    }
+
+    #[test]
+    fn a_partition_key_that_starts_with_a_time_is_refused() {
+        assert_one_error(
+            parse_quote! {
+                #[entity(partition_key = "{day}_{device}", row_key = "{id}")]
+                struct Reading { day: chrono::NaiveDate, device: String, id: String }
+            },
+            &["starts with the time `day`", "allow_hot_partition"],
+        );
+        assert_one_error(
+            parse_quote! {
+                #[entity(partition_key = "{device}", row_key = "r_{id:06}")]
+                #[entity(index(name = "by_time", partition_key = "{at:rticks}", row_key = "by_time_{device}_{id:06}"))]
+                struct Reading { device: String, id: u32, at: DateTime }
+            },
+            &["index `by_time`", "starts with the time `at`"],
+        );
+        for fine in [
+            quote::quote! {
+                #[entity(partition_key = "{device}_{at:ticks}", row_key = "{id}")]
+                struct Reading { device: String, id: String, at: DateTime }
+            },
+            quote::quote! {
+                #[entity(allow_hot_partition, partition_key = "{at:ticks}", row_key = "{id}")]
+                struct Reading { id: String, at: DateTime }
+            },
+        ] {
+            let input: syn::DeriveInput = syn::parse2(fine).unwrap();
+            assert!(entity_errors(input).is_empty());
         }
     }
 }
