@@ -275,12 +275,7 @@ impl BlobStore for MemBlobStore {
         condition: &BlobCondition,
     ) -> Result<bool> {
         validate_blob_address(container, name)?;
-        if *condition == BlobCondition::Absent {
-            return Err(Error::new(
-                ErrorKind::InvalidInput,
-                "a delete can't be conditional on the blob being absent; use BlobCondition::Any or an ETag",
-            ));
-        }
+        condition.check_delete()?;
         let ticket = self.inner.faults.enter(CallKind::DeleteBlob).await?;
         let result = (|| {
             let mut containers = self.containers();

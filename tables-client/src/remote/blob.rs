@@ -474,12 +474,7 @@ impl BlobStore for RemoteBlobStore {
         condition: &BlobCondition,
     ) -> Result<bool> {
         validate_blob_address(container, name)?;
-        if *condition == BlobCondition::Absent {
-            return Err(Error::local(
-                ErrorKind::InvalidInput,
-                "BlobCondition::Absent is not a delete condition: delete under Any or an ETag",
-            ));
-        }
+        condition.check_delete()?;
         let mut request = Request::new(Method::DELETE, blob_path(container, name));
         apply_condition(&mut request, condition);
         match self.send("DeleteBlob", container, request).await {

@@ -113,6 +113,25 @@ pub enum BlobCondition {
     Etag(String),
 }
 
+impl BlobCondition {
+    /// Checks that the condition can guard a delete: [`BlobCondition::Absent`]
+    /// can't (there is nothing to delete when it holds).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`] for [`BlobCondition::Absent`].
+    pub fn check_delete(&self) -> Result<()> {
+        match self {
+            BlobCondition::Absent => Err(Error::local(
+                ErrorKind::InvalidInput,
+                "BlobCondition::Absent is not a delete condition (a blob that is absent has \
+                 nothing to delete): delete under Any or an ETag",
+            )),
+            BlobCondition::Any | BlobCondition::Etag(_) => Ok(()),
+        }
+    }
+}
+
 /// What [`BlobStore::list_blobs`] lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
