@@ -18,6 +18,7 @@
 // `service` comes first so `TableServiceClient` lists its constructors before
 // `table` (defined beside `Table`).
 pub mod blob;
+pub mod encryption;
 mod service;
 
 mod table;
@@ -69,13 +70,13 @@ pub use async_trait::async_trait;
 pub mod model {
     pub use tables_core::model::{
         index_copy_type, index_entry_type, primary_from_copy, primary_key_of_copy, row_role,
-        Contains, CopyIndex, CopyIndexKeyOf, Entity, EntitySchema, EntityUnion, Filterable,
-        IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt,
-        KeyOf, KeyRange, KeyText, KeyTime, ListIndex, ListIndexKeyOf, Operand, OtherProperties,
-        PartitionOf, Property, PropertySchema, Row, RowRole, SeriesColumn, StoredAs, Tag, TagValue,
-        TypedColumn, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK,
-        INDEX_ENTRY_MARK, PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY,
-        RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
+        Contains, CopyIndex, CopyIndexKeyOf, EncryptedColumn, EncryptedFieldsCannotBeFiltered,
+        Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind,
+        IndexOf, IndexSchema, Key, KeyDate, KeyInt, KeyOf, KeyRange, KeyText, KeyTime, ListIndex,
+        ListIndexKeyOf, Operand, OtherProperties, PartitionOf, Property, PropertySchema, Row,
+        RowRole, SeriesColumn, StoredAs, Tag, TagValue, TypedColumn, ENTITY_TYPE_PROPERTY,
+        ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK, PRIMARY_PARTITION_KEY_PROPERTY,
+        PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
     };
 }
 

@@ -172,6 +172,45 @@ impl TableServiceClient {
         }
     }
 
+    /// This client with client-side encryption of `#[entity(encrypted)]` fields
+    /// under `kek` (see [`crate::encryption`]): its engine is wrapped in an
+    /// [`EncryptingEngine`](crate::encryption::EncryptingEngine), so every write
+    /// encrypts and every read decrypts. A client without it refuses to write an
+    /// encrypted field ([`ErrorKind::Encryption`], nothing sent).
+    ///
+    /// ```
+    /// use tables_client::encryption::LocalKey;
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "{id}")]
+    /// pub struct Employee { pub department: String, pub id: String, #[entity(encrypted)] pub ssn: String }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let plain = TableServiceClient::in_memory();
+    /// let service = plain.clone().with_encryption(LocalKey::generate("hr-2026")?);
+    /// let staff = service.table::<Employee>("Staff");
+    /// staff.create().await?;
+    /// let ann = Employee { department: "HR".into(), id: "7".into(), ssn: "123-45-6789".into() };
+    /// staff.insert(&ann).await?;
+    /// assert_eq!(staff.get(Employee::key("HR", "7")?).await?.unwrap().value, ann);
+    ///
+    /// // The engine below holds ciphertext only; a client without the key can't read it.
+    /// let err = plain.table::<Employee>("Staff").get(Employee::key("HR", "7")?).await.unwrap_err();
+    /// assert_eq!(err.kind(), tables_client::ErrorKind::Encryption);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn with_encryption(
+        self,
+        kek: impl crate::encryption::KeyEncryptionKey + 'static,
+    ) -> TableServiceClient {
+        let engine =
+            crate::encryption::EncryptingEngine::new(Arc::clone(&self.inner.engine), Arc::new(kek));
+        TableServiceClient::with_options(Arc::new(engine), self.inner.options.clone())
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.inner.engine

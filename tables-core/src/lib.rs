@@ -19,6 +19,7 @@ pub mod key;
 pub mod model;
 pub mod odata;
 mod query;
+pub mod sealed;
 pub mod size;
 mod value;
 mod write;
@@ -48,10 +49,10 @@ pub mod __private {
     //! What generated code reaches for; not a public API.
     pub use crate::model::__private::*;
     pub use crate::model::{
-        Contains, CopyIndex, Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry,
-        IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt, KeyRange, KeyText,
-        KeyTime, ListIndex, OtherProperties, Property, PropertySchema, Row, SeriesColumn, StoredAs,
-        Tag, TagValue, TypedColumn,
+        Contains, CopyIndex, EncryptedColumn, Entity, EntitySchema, EntityUnion, Filterable,
+        IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt,
+        KeyRange, KeyText, KeyTime, ListIndex, OtherProperties, Property, PropertySchema, Row,
+        SeriesColumn, StoredAs, Tag, TagValue, TypedColumn,
     };
     pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
     pub use async_trait::async_trait;

@@ -82,6 +82,9 @@ pub(crate) struct Field {
     /// parsed back from the PartitionKey or RowKey (and then not stored as a
     /// property). Filled by `attr/` after the templates are parsed.
     pub(crate) primary_key_use: Option<KeyUse>,
+    /// `#[entity(encrypted)]`: the stored value leaves the codec sealed, for the
+    /// client's encryption layer; no key form, no typed filter.
+    pub(crate) encrypted: bool,
 }
 
 /// Which key a field of the primary key lives in.

@@ -105,6 +105,10 @@ pub enum ErrorKind {
     /// A container or blob name breaks the service's naming rules
     /// (`400 InvalidResourceName`); checked before anything is sent.
     InvalidBlobName,
+    /// An encrypted property could not be written or read: no key-encryption key is
+    /// configured, the key that wrapped it is unknown or wrong, or the ciphertext
+    /// was altered or moved to another row, column or table. Never a service answer.
+    Encryption,
 }
 
 impl ErrorKind {
@@ -155,6 +159,7 @@ impl ErrorKind {
             ErrorKind::ContainerAlreadyExists => (409, code::CONTAINER_ALREADY_EXISTS),
             ErrorKind::BlobAlreadyExists => (409, code::BLOB_ALREADY_EXISTS),
             ErrorKind::InvalidBlobName => (400, code::INVALID_RESOURCE_NAME),
+            ErrorKind::Encryption => (0, ""),
         }
     }
 
@@ -258,6 +263,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::ContainerAlreadyExists => "container already exists",
             ErrorKind::BlobAlreadyExists => "blob already exists",
             ErrorKind::InvalidBlobName => "invalid container or blob name",
+            ErrorKind::Encryption => "encryption failed",
         };
         f.write_str(text)
     }

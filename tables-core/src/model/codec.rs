@@ -255,6 +255,57 @@ pub fn encode_field<T>(
     (codec.to_value)(value).map_err(|e| field_context(e, field, property, "can't store"))
 }
 
+/// An `#[entity(encrypted)]` field's stored value, sealed for the client's
+/// encryption layer ([`crate::sealed`]).
+///
+/// # Errors
+///
+/// The encoding's error.
+pub fn seal_encoded(encoded: Result<Option<Value>>) -> Result<Option<Value>> {
+    encoded.map(|value| value.map(|v| crate::sealed::seal(&v)))
+}
+
+/// The stored value of an `#[entity(encrypted)]` field, unsealed: the encryption
+/// layer decrypted it on the way up.
+///
+/// # Errors
+///
+/// [`crate::ErrorKind::Encryption`] when it is still encrypted (this client holds
+/// no key); [`crate::ErrorKind::Decode`] when the property holds a plain value
+/// (written by a program that did not encrypt it).
+pub fn unseal_slot(
+    slot: Option<Value>,
+    entity: &DynamicEntity,
+    field: &'static str,
+    property: &'static str,
+) -> Result<Option<Value>> {
+    let Some(value) = slot else { return Ok(None) };
+    if let Some(unsealed) = crate::sealed::unseal(&value) {
+        return unsealed.map(Some);
+    }
+    if crate::sealed::is_envelope(&value) {
+        return Err(Error::new(
+            crate::ErrorKind::Encryption,
+            format!(
+                "field `{field}` (property `{property}`) of {} is encrypted and this client holds \
+                 no key to decrypt it: give the service client the key-encryption key \
+                 (TableServiceClient::with_encryption)",
+                entity.key()
+            ),
+        )
+        .with_property(property)
+        .with_entity_key(entity.key()));
+    }
+    Err(decode_error(
+        entity,
+        format!(
+            "field `{field}` is encrypted, but property `{property}` holds a plain {} (written \
+             by a program that did not encrypt it); re-write it through a client with the key",
+            value.edm_type()
+        ),
+    ))
+}
+
 /// The points of a `#[entity(series)]` field, decoded in order, as its array.
 ///
 /// # Errors

@@ -122,6 +122,71 @@ impl<T> fmt::Debug for SeriesColumn<T> {
     }
 }
 
+/// The column of an `#[entity(encrypted)]` field: its stored name (for `$select`),
+/// and no filter. The service stores only ciphertext, a fresh one per write, so no
+/// comparison of it means anything; each comparison method is a compile error that
+/// says so.
+///
+/// ```compile_fail
+/// use tables_core::model::EncryptedColumn;
+///
+/// const SSN: EncryptedColumn = EncryptedColumn::new("Ssn");
+/// let _ = SSN.eq("123-45-6789"); // error: an encrypted field can't be filtered on
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct EncryptedColumn {
+    name: &'static str,
+}
+
+/// What an encrypted column would compare with: nothing implements it, so every
+/// comparison of an [`EncryptedColumn`] is a compile error naming the reason.
+#[diagnostic::on_unimplemented(
+    message = "an encrypted field can't be filtered on: the service stores only its ciphertext",
+    label = "a filter on an encrypted column",
+    note = "filter on another field, or read the entities and compare the decrypted values"
+)]
+pub trait EncryptedFieldsCannotBeFiltered {
+    /// Never called: no type implements the trait.
+    fn into_filter(self, column: &'static str) -> Filter;
+}
+
+impl EncryptedColumn {
+    /// The column of the stored property `name`.
+    pub const fn new(name: &'static str) -> EncryptedColumn {
+        EncryptedColumn { name }
+    }
+
+    /// The stored property name (for `$select`).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Not available: see [`EncryptedColumn`].
+    pub fn eq<V: EncryptedFieldsCannotBeFiltered>(&self, value: V) -> Filter {
+        value.into_filter(self.name)
+    }
+
+    /// Not available: see [`EncryptedColumn`].
+    pub fn ne<V: EncryptedFieldsCannotBeFiltered>(&self, value: V) -> Filter {
+        value.into_filter(self.name)
+    }
+
+    /// Not available: see [`EncryptedColumn`].
+    pub fn gt<V: EncryptedFieldsCannotBeFiltered>(&self, value: V) -> Filter {
+        value.into_filter(self.name)
+    }
+
+    /// Not available: see [`EncryptedColumn`].
+    pub fn lt<V: EncryptedFieldsCannotBeFiltered>(&self, value: V) -> Filter {
+        value.into_filter(self.name)
+    }
+
+    /// Not available: see [`EncryptedColumn`].
+    pub fn starts_with<V: EncryptedFieldsCannotBeFiltered>(&self, value: V) -> Filter {
+        value.into_filter(self.name)
+    }
+}
+
 /// A value a [`TypedColumn<T>`] compares with: a `T`, or for text columns a `&str`.
 pub trait Operand<T> {
     /// The value as the column stores it; `None` when it has no stored form (a

@@ -33,7 +33,10 @@ mod typed_key;
 
 pub use crate::key::KeyRange;
 pub use codec::OtherProperties;
-pub use column::{Filterable, Operand, SeriesColumn, TypedColumn};
+pub use column::{
+    EncryptedColumn, EncryptedFieldsCannotBeFiltered, Filterable, Operand, SeriesColumn,
+    TypedColumn,
+};
 pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
 pub use keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 pub use property::Property;
@@ -54,8 +57,9 @@ pub mod __private {
     pub use super::codec::{
         check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
         encode_field, encode_json, encode_with, entity_type, expect_string, kinds_distinct,
-        missing_is_default, new_entity, push_other_properties, push_property, series_array, str_eq,
-        take_properties, unknown_kind, unknown_variant, unknown_version, FieldCodec, PropertyNames,
+        missing_is_default, new_entity, push_other_properties, push_property, seal_encoded,
+        series_array, str_eq, take_properties, unknown_kind, unknown_variant, unknown_version,
+        unseal_slot, FieldCodec, PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};

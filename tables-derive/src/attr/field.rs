@@ -13,7 +13,7 @@ use crate::error::Errors;
 use crate::model::{Codec, DefaultValue, Field};
 
 /// The keys a field attribute accepts.
-const FIELD_KEYS: [&str; 8] = [
+const FIELD_KEYS: [&str; 9] = [
     "rename",
     "skip",
     "json",
@@ -22,6 +22,7 @@ const FIELD_KEYS: [&str; 8] = [
     "column",
     "other_properties",
     "series",
+    "encrypted",
 ];
 
 /// Where each key of a field's attributes was written, for checks that point at
@@ -36,6 +37,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) column: Option<Span>,
     pub(crate) others: Option<Span>,
     pub(crate) series: Option<Span>,
+    pub(crate) encrypted: Option<Span>,
 }
 
 impl FieldAttrs {
@@ -68,6 +70,7 @@ pub(crate) fn parse(
     let mut column = Once::<syn::LitStr>::default();
     let mut others = Once::<Span>::default();
     let mut series = Once::<Span>::default();
+    let mut encrypted = Once::<Span>::default();
     for_each_key(&field.attrs, errors, |meta, key, errors| {
         match key {
             "rename" if rename.claim(meta, key, errors) => {
@@ -79,6 +82,9 @@ pub(crate) fn parse(
             }
             "json" if json.claim(meta, key, errors) => json.set(flag(meta, key, errors)?),
             "series" if series.claim(meta, key, errors) => series.set(flag(meta, key, errors)?),
+            "encrypted" if encrypted.claim(meta, key, errors) => {
+                encrypted.set(flag(meta, key, errors)?);
+            }
             "default" if default.claim(meta, key, errors) => {
                 let span = meta.path.span();
                 if meta.input.peek(syn::Token![=]) {
@@ -121,6 +127,7 @@ pub(crate) fn parse(
         column: column.get().map(syn::LitStr::span),
         others: others.get().copied(),
         series: series.get().copied(),
+        encrypted: encrypted.get().copied(),
     };
     conflicts(&attrs, errors);
     if let Some(lit) = column.get() {
@@ -160,6 +167,7 @@ pub(crate) fn parse(
             .into_inner()
             .map_or_else(|| screaming_snake(&name), |lit| lit.value()),
         primary_key_use: None,
+        encrypted: attrs.encrypted.is_some(),
     };
     (model, attrs)
 }
@@ -210,6 +218,15 @@ fn series_codec(
     }
 }
 
+/// Reports each of `keys` that is present, with the message `why` gives for it.
+fn refuse_with(keys: &[(&str, Option<Span>)], why: impl Fn(&str) -> String, errors: &mut Errors) {
+    for (key, span) in keys {
+        if let Some(span) = span {
+            errors.push(*span, why(key));
+        }
+    }
+}
+
 /// Keys that contradict each other on one field.
 fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
     if attrs.skip.is_some() {
@@ -220,17 +237,16 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
             ("default", attrs.default),
             ("column", attrs.column),
         ];
-        for (key, span) in with_skip {
-            if let Some(span) = span {
-                errors.push(
-                    span,
-                    format!(
-                        "`{key}` has no effect on a `skip` field (it is not stored and decodes as \
-                         Default::default()); remove `{key}` or `skip`"
-                    ),
-                );
-            }
-        }
+        refuse_with(
+            &with_skip,
+            |key| {
+                format!(
+                    "`{key}` has no effect on a `skip` field (it is not stored and decodes as \
+                     Default::default()); remove `{key}` or `skip`"
+                )
+            },
+            errors,
+        );
     }
     if attrs.others.is_some() {
         let with_others = [
@@ -241,17 +257,16 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
             ("default", attrs.default),
             ("column", attrs.column),
         ];
-        for (key, span) in with_others {
-            if let Some(span) = span {
-                errors.push(
-                    span,
-                    format!(
-                        "`{key}` has no effect on an `other_properties` field (it holds every \
-                         property no other field names, under their own names); remove `{key}`"
-                    ),
-                );
-            }
-        }
+        refuse_with(
+            &with_others,
+            |key| {
+                format!(
+                    "`{key}` has no effect on an `other_properties` field (it holds every \
+                     property no other field names, under their own names); remove `{key}`"
+                )
+            },
+            errors,
+        );
     }
     if attrs.series.is_some() {
         let with_series = [
@@ -260,17 +275,33 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
             ("with", attrs.with),
             ("other_properties", attrs.others),
         ];
-        for (key, span) in with_series {
-            if let Some(span) = span {
-                errors.push(
-                    span,
-                    format!(
-                        "`{key}` and `series` both choose how the field is stored (`series`: one \
-                         property per point, each through the element's Property); keep one"
-                    ),
-                );
-            }
-        }
+        refuse_with(
+            &with_series,
+            |key| {
+                format!(
+                    "`{key}` and `series` both choose how the field is stored (`series`: one \
+                     property per point, each through the element's Property); keep one"
+                )
+            },
+            errors,
+        );
+    }
+    if attrs.encrypted.is_some() {
+        let with_encrypted = [
+            ("skip", attrs.skip),
+            ("other_properties", attrs.others),
+            ("series", attrs.series),
+        ];
+        refuse_with(
+            &with_encrypted,
+            |key| {
+                format!(
+                    "`{key}` can't be combined with `encrypted` (an encrypted field is one \
+                     stored value, encrypted as a whole); remove one of them"
+                )
+            },
+            errors,
+        );
     }
     if let (Some(_), Some(with)) = (attrs.json, attrs.with) {
         errors.push(
@@ -383,7 +414,7 @@ mod tests {
         let errors = field_errors(named(quote::quote!(#[entity(renam = "X")] f: u8)));
         assert_eq!(
             errors,
-            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series"]
+            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted"]
         );
         let errors = field_errors(named(quote::quote!(#[entity(row_key = "x")] f: u8)));
         assert_eq!(errors, ["`row_key` goes on the struct, not on a field: move it to the struct's #[entity(..)]"]);

@@ -148,6 +148,11 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
                 };
             }
             let encode = encode(cx, field);
+            let encode = if field.encrypted {
+                quote!(#p::seal_encoded(#encode))
+            } else {
+                encode
+            };
             quote! {
                 if let ::core::option::Option::Some(__value) = #encode? {
                     #p::push_property(&mut __entity, __TABLES_NAMES.get(#at), __value);
@@ -429,6 +434,11 @@ fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
     }
     let ty = &field.ty;
     let property = lit(&field.property);
+    let slot = if field.encrypted {
+        quote!(#p::unseal_slot(#slot, &entity, #name, #property)?)
+    } else {
+        quote!(#slot)
+    };
     let with_value = |value: TokenStream| match &field.codec {
         Codec::Json => quote!(#p::decode_json::<#ty>(#value, &entity, #name, #property)),
         Codec::With(path) => {

@@ -175,8 +175,21 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             Err(error) => return Err(error),
         };
         let ty = &field.ty;
-        let scalar = column_scalar(p, &field.shape, ty);
         let property = lit(&field.property);
+        if field.encrypted {
+            let doc = lit(&format!(
+                "The column of encrypted property `{}` (field `{}`): for projections only; \
+                 an encrypted field can't be filtered on.",
+                field.property,
+                field_name(field)
+            ));
+            items.extend(quote_spanned! {ty.span()=>
+                #[doc = #doc]
+                #vis const #name: #p::EncryptedColumn = #p::EncryptedColumn::new(#property);
+            });
+            continue;
+        }
+        let scalar = column_scalar(p, &field.shape, ty);
         let doc = lit(&format!(
             "The typed column of property `{}` (field `{}`), for filters and projections; \
              values are encoded as the field stores them.",

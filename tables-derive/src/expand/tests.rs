@@ -22,6 +22,7 @@ fn field(name: &str, ty: &str, shape: TypeShape, property: &str, codec: Codec) -
         default: None,
         column: name.to_uppercase(),
         primary_key_use: None,
+        encrypted: false,
     }
 }
 

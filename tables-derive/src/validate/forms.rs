@@ -116,6 +116,14 @@ pub(crate) fn placeholders(model: &EntityModel, site: &Site<'_>, errors: &mut Er
 /// Rule 5: a key field needs a value and a key form: not `skip`, `json` or `with`.
 fn stored_field(slot: &Slot<'_>) -> Option<String> {
     let name = slot.name();
+    if slot.field.encrypted {
+        return Some(format!(
+            "{}: `{name}` is encrypted (`encrypted`), and keys are stored and compared in \
+             plaintext: an encrypted field can't be part of a key or an index key; key on another \
+             field, or remove `encrypted`",
+            slot.at()
+        ));
+    }
     let why = match slot.field.codec {
         Codec::Plain => return None,
         Codec::Skip => format!("`{name}` is `skip`, so it has no value to write into the key; remove `skip` or the placeholder"),
