@@ -68,6 +68,7 @@ pub use async_trait::async_trait;
 /// schemas, and how the rows of a table are told apart (primary rows, index copies,
 /// index-entity entries).
 pub mod model {
+    pub use crate::upkeep::index_entity_members;
     pub use tables_core::model::{
         index_copy_type, index_entry_type, primary_from_copy, primary_key_of_copy, row_role,
         Contains, CopyIndex, CopyIndexKeyOf, EncryptedColumn, EncryptedFieldsCannotBeFiltered,

@@ -13,6 +13,12 @@
 //!   (`["empid_000223","empid_000224"]`); otherwise it is
 //!   `"<PartitionKey>\u{1f}<RowKey>"` (U+001F can't occur in a key, so the split is
 //!   unambiguous).
+//! - A list longer than one property holds (64 KiB) continues in `Members_1`,
+//!   `Members_2`, ...: the array's text cut into pieces of at most 32,768 UTF-16
+//!   units, read back by joining them in order (the guide's index-entities option 1).
+//!   The row is still one entity, replaced whole under its ETag, so the pieces
+//!   always belong to one version; a list over what one entity holds (1 MiB) is
+//!   refused.
 //!
 //! A row with no member left is deleted. Every change is a read followed by a write
 //! conditional on the row's ETag (insert when absent), retried when another writer
@@ -21,15 +27,59 @@
 use std::collections::BTreeSet;
 
 use tables_core::model::ENTITY_TYPE_PROPERTY;
-use tables_core::size::MAX_PROPERTY_VALUE_BYTES;
+use tables_core::size::{MAX_ENTITY_BYTES, MAX_PROPERTY_VALUE_BYTES};
 use tables_core::{
     DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
 };
 
 use super::conflict::ConflictLoop;
 
-/// The property listing an index entity's members.
+/// The property listing an index entity's members (the first piece of the list).
 pub(crate) const MEMBERS_PROPERTY: &str = "Members";
+/// The most UTF-16 units of the list one property holds (64 KiB).
+const PIECE_UNITS: usize = MAX_PROPERTY_VALUE_BYTES / 2;
+/// The most bytes the list may take in one entity: 1 MiB less room for the keys,
+/// the `EntityType` and each property's overhead.
+const MAX_LIST_BYTES: usize = MAX_ENTITY_BYTES - 8 * 1024;
+
+/// The property holding piece `index` of the list (`Members`, `Members_1`, ...).
+fn piece_property(index: usize) -> String {
+    if index == 0 {
+        MEMBERS_PROPERTY.to_owned()
+    } else {
+        format!("{MEMBERS_PROPERTY}_{index}")
+    }
+}
+
+/// The text of an index entity's list: its pieces joined in order; `None` when it
+/// has none.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] when a piece is not a string.
+fn list_text(row: &DynamicEntity) -> Result<Option<String>> {
+    let mut text: Option<String> = None;
+    for index in 0.. {
+        let name = piece_property(index);
+        match row.get(&name) {
+            None => return Ok(text),
+            Some(Value::String(piece)) => text.get_or_insert_with(String::new).push_str(piece),
+            Some(other) => {
+                return Err(Error::new(
+                    ErrorKind::Decode,
+                    format!(
+                        "the index entity {} has a `{name}` of type {}; expected a JSON string",
+                        row.key(),
+                        other.edm_type()
+                    ),
+                )
+                .with_entity_key(row.key())
+                .with_property(name))
+            }
+        }
+    }
+    Ok(text)
+}
 
 /// Separates PartitionKey and RowKey in a member of an index entity kept in another
 /// partition.
@@ -55,43 +105,43 @@ pub(crate) fn member_key(entry: &EntityKey, member: &str) -> EntityKey {
     }
 }
 
+/// The members an index entity row lists, as stored (in order, each as often as
+/// it is listed).
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] if the list is not a JSON array of strings.
+pub fn index_entity_members(row: &DynamicEntity) -> Result<Vec<String>> {
+    let Some(text) = list_text(row)? else {
+        return Ok(Vec::new());
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        Error::new(
+            ErrorKind::Decode,
+            format!(
+                "the index entity {} has a `{MEMBERS_PROPERTY}` list that is not a JSON array of strings: {e}",
+                row.key()
+            ),
+        )
+        .with_entity_key(row.key())
+        .with_property(MEMBERS_PROPERTY)
+    })
+}
+
 /// The members an index entity row lists.
 ///
 /// # Errors
 ///
-/// [`ErrorKind::Decode`] if `Members` is not a JSON array of strings.
+/// As [`index_entity_members`].
 pub(crate) fn members_of(row: &DynamicEntity) -> Result<BTreeSet<String>> {
-    match row.get(MEMBERS_PROPERTY) {
-        None => Ok(BTreeSet::new()),
-        Some(Value::String(text)) => serde_json::from_str(text).map_err(|e| {
-            Error::new(
-                ErrorKind::Decode,
-                format!(
-                    "the index entity {} has a `{MEMBERS_PROPERTY}` that is not a JSON array of strings: {e}",
-                    row.key()
-                ),
-            )
-            .with_entity_key(row.key())
-            .with_property(MEMBERS_PROPERTY)
-        }),
-        Some(other) => Err(Error::new(
-            ErrorKind::Decode,
-            format!(
-                "the index entity {} has a `{MEMBERS_PROPERTY}` of type {}; expected a JSON string",
-                row.key(),
-                other.edm_type()
-            ),
-        )
-        .with_entity_key(row.key())
-        .with_property(MEMBERS_PROPERTY)),
-    }
+    Ok(index_entity_members(row)?.into_iter().collect())
 }
 
 /// The index entity row at `key` listing `members`.
 ///
 /// # Errors
 ///
-/// [`ErrorKind::PropertyValueTooLarge`] when the list would not fit in one property.
+/// [`ErrorKind::EntityTooLarge`] when the list would not fit in one entity.
 fn entry_row(
     key: &EntityKey,
     entry_type: &str,
@@ -104,13 +154,14 @@ fn entry_row(
         )
     })?;
     let bytes = 2 * list.encode_utf16().count();
-    if bytes > MAX_PROPERTY_VALUE_BYTES {
+    if bytes > MAX_LIST_BYTES {
         return Err(Error::new(
-            ErrorKind::PropertyValueTooLarge,
+            ErrorKind::EntityTooLarge,
             format!(
-                "the index entity {key} would list {} members in {bytes} bytes, but a property holds \
-                 at most {MAX_PROPERTY_VALUE_BYTES}: give the index entity a finer key (for example \
-                 a bucket in its row_key template) or use a copy index (`index(..)`) instead",
+                "the index entity {key} would list {} members in {bytes} bytes, more than one \
+                 entity holds (1 MiB, over several properties): give the index entity a finer key \
+                 (for example a bucket in its row_key template) or use a copy index (`index(..)`) \
+                 instead",
                 members.len()
             ),
         )
@@ -119,8 +170,28 @@ fn entry_row(
     }
     let mut row = DynamicEntity::new(key.partition_key.clone(), key.row_key.clone());
     row.insert(ENTITY_TYPE_PROPERTY, entry_type);
-    row.insert(MEMBERS_PROPERTY, list);
+    for (index, piece) in pieces(&list).into_iter().enumerate() {
+        row.insert(piece_property(index), piece);
+    }
     Ok(row)
+}
+
+/// `text` cut at character boundaries into pieces of at most [`PIECE_UNITS`]
+/// UTF-16 units.
+fn pieces(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    let mut units = 0;
+    for c in text.chars() {
+        if units + c.len_utf16() > PIECE_UNITS {
+            out.push(std::mem::take(&mut piece));
+            units = 0;
+        }
+        piece.push(c);
+        units += c.len_utf16();
+    }
+    out.push(piece);
+    out
 }
 
 /// The write that turns the index entity `current` (at `key`) into one listing
@@ -221,9 +292,25 @@ mod tests {
         assert_eq!(members_of(&row)?, members);
         assert!(entry_op(&key, None, "Employee#last_name", &BTreeSet::new())?.is_none());
 
-        let many: BTreeSet<String> = (0..4000).map(|i| format!("empid_{i:06}")).collect();
-        let err = entry_op(&key, None, "Employee#last_name", &many).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::PropertyValueTooLarge);
+        // 25,000 members (400,000 UTF-16 units, 800 KB of list) continue over 13
+        // properties, none over 64 KiB, and read back whole.
+        let many: BTreeSet<String> = (0..25_000).map(|i| format!("empid_{i:06}é")).collect();
+        let Some(WriteOp::Insert(row)) = entry_op(&key, None, "Employee#last_name", &many)? else {
+            return Err(Error::new(ErrorKind::Server, "expected an insert"));
+        };
+        assert!(row.get("Members_12").is_some() && row.get("Members_13").is_none());
+        for (_, value) in row.properties() {
+            let units = value.as_str().map_or(0, |t| t.encode_utf16().count());
+            assert!(2 * units <= MAX_PROPERTY_VALUE_BYTES);
+        }
+        tables_core::size::validate_entity(&row)?;
+        assert_eq!(members_of(&row)?, many);
+        assert_eq!(index_entity_members(&row)?.len(), 25_000);
+
+        // Past one entity: refused, naming the list.
+        let too_many: BTreeSet<String> = (0..70_000).map(|i| format!("empid_{i:06}")).collect();
+        let err = entry_op(&key, None, "Employee#last_name", &too_many).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::EntityTooLarge);
         assert_eq!(err.property(), Some(MEMBERS_PROPERTY));
         Ok(())
     }

@@ -55,6 +55,7 @@ pub use audit::{
     CheckPage, CheckPhase, CheckProgress, CheckReport, CheckToken, Finding, IndexCheck, Problem,
 };
 pub(crate) use conflict::{lost_race, ConflictLoop};
+pub use index_entities::index_entity_members;
 pub(crate) use index_entities::{member_key, members_of};
 pub use reconcile::{IntentFailure, ReconcileReport};
 pub(crate) use rows::owner_of;

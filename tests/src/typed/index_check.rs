@@ -56,8 +56,8 @@ pub async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Vec<Dynam
                     actual.copies.insert(located, properties(&row));
                 }
                 RowRole::IndexEntry { .. } => {
-                    let list = row.get("Members").and_then(Value::as_str).unwrap_or("[]");
-                    let members: Vec<String> = serde_json::from_str(list).expect("Members is JSON");
+                    let members = tables_client::model::index_entity_members(&row)
+                        .expect("the member list is JSON");
                     let unique: BTreeSet<_> = members.iter().collect();
                     assert_eq!(
                         unique.len(),
