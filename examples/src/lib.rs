@@ -29,6 +29,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use tables_client::blob::BlobStore;
 use tables_client::mem::{FaultInjector, Faults, MemEngine};
 use tables_client::remote::{ConnectionString, RemoteEngine};
 use tables_client::{
@@ -255,6 +256,26 @@ impl fmt::Display for CheckFailed {
 }
 
 impl StdError for CheckFailed {}
+
+/// A blob store beside the example's tables, with a new container for the run
+/// (named `{stem}-{process id}`): the in-memory store, or the blob service the
+/// connection string in [`CONNECTION_STRING_VAR`] names (its `BlobEndpoint`, or the
+/// account's). The example deletes the container when it ends.
+///
+/// # Errors
+///
+/// A connection string without a blob endpoint; the store's errors.
+pub async fn blob_container(stem: &str) -> BoxResult<(Arc<dyn BlobStore>, String)> {
+    let store: Arc<dyn BlobStore> = match std::env::var(CONNECTION_STRING_VAR) {
+        Ok(text) if !text.trim().is_empty() => {
+            Arc::new(tables_client::remote::RemoteBlobStore::from_connection_string(&text)?)
+        }
+        _ => Arc::new(tables_client::mem::MemBlobStore::new()),
+    };
+    let container = format!("{stem}-{}", std::process::id());
+    store.create_container(&container).await?;
+    Ok((store, container))
+}
 
 /// `Ok` if `condition` holds, else a [`CheckFailed`] saying `what` should have held:
 /// an example checks everything it prints, so running it is a test.

@@ -19,6 +19,7 @@
 // `table` (defined beside `Table`).
 pub mod blob;
 pub mod encryption;
+pub mod large;
 mod service;
 
 mod table;

@@ -211,6 +211,45 @@ impl TableServiceClient {
         TableServiceClient::with_options(Arc::new(engine), self.inner.options.clone())
     }
 
+    /// This client with `#[entity(blob)]` fields kept in `container` of `store`
+    /// (which must exist; see [`crate::large`]): its engine is wrapped in a
+    /// [`BlobEngine`](crate::large::BlobEngine). A client without it refuses to
+    /// write a blob field (nothing sent) and can't read one.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tables_client::blob::BlobStore;
+    /// use tables_client::mem::MemBlobStore;
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{department}", row_key = "{id}")]
+    /// pub struct Employee { pub department: String, pub id: String, #[entity(blob)] pub photo: Vec<u8> }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let blobs = Arc::new(MemBlobStore::new());
+    /// blobs.create_container("photos").await?;
+    /// let service = TableServiceClient::in_memory().with_blob_store(blobs.clone(), "photos");
+    /// let staff = service.table::<Employee>("Staff");
+    /// staff.create().await?;
+    /// // 200 KB: more than a property holds, kept in a blob.
+    /// let ann = Employee { department: "HR".into(), id: "7".into(), photo: vec![7; 200_000] };
+    /// staff.insert(&ann).await?;
+    /// assert_eq!(staff.get(Employee::key("HR", "7")?).await?.unwrap().value, ann);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn with_blob_store(
+        self,
+        store: Arc<dyn crate::blob::BlobStore>,
+        container: impl Into<String>,
+    ) -> TableServiceClient {
+        let engine =
+            crate::large::BlobEngine::new(Arc::clone(&self.inner.engine), store, container);
+        TableServiceClient::with_options(Arc::new(engine), self.inner.options.clone())
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Arc<dyn Engine> {
         &self.inner.engine

@@ -20,6 +20,47 @@ pub const SEALED_MAGIC: &[u8; 16] = b"\0tables:sealed1\0";
 /// writes).
 pub const ENVELOPE_MAGIC: &[u8; 8] = b"\0tblenc1";
 
+/// The start of a value on its way to a blob (an `#[entity(blob)]` field, for the
+/// client's blob layer, `tables_client::large`): like a sealed value, no engine
+/// accepts it.
+pub const HELD_MAGIC: &[u8; 16] = b"\0tables:inblob1\0";
+/// The start of a blob reference: what a row stores for an `#[entity(blob)]` field
+/// (written and read by the client's blob layer).
+pub const BLOB_REF_MAGIC: &[u8; 8] = b"\0tblref1";
+
+/// `value` held for the blob layer: an `Edm.Binary` of [`HELD_MAGIC`] and the
+/// value's [`plain_bytes`] (which become the blob's content).
+pub fn hold(value: &Value) -> Value {
+    let mut out = Vec::with_capacity(HELD_MAGIC.len() + 16);
+    out.extend_from_slice(HELD_MAGIC);
+    out.extend_from_slice(&plain_bytes(value));
+    Value::Binary(out)
+}
+
+/// Whether `value` is held for the blob layer.
+pub fn is_held(value: &Value) -> bool {
+    matches!(value, Value::Binary(bytes) if bytes.starts_with(HELD_MAGIC))
+}
+
+/// The value a held value holds; `None` when `value` is not held.
+///
+/// # Errors
+///
+/// [`ErrorKind::Encryption`] for a held value that is damaged.
+pub fn unhold(value: &Value) -> Option<Result<Value>> {
+    match value {
+        Value::Binary(bytes) if bytes.starts_with(HELD_MAGIC) => {
+            Some(value_from_plain_bytes(&bytes[HELD_MAGIC.len()..]))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `value` is a blob reference.
+pub fn is_blob_ref(value: &Value) -> bool {
+    matches!(value, Value::Binary(bytes) if bytes.starts_with(BLOB_REF_MAGIC))
+}
+
 /// The type tags of a sealed value, one per `Edm` type.
 const STRING: u8 = 1;
 const INT32: u8 = 2;
@@ -113,8 +154,9 @@ pub fn unseal(value: &Value) -> Option<Result<Value>> {
     }
 }
 
-/// Refuses writes that hold a sealed value: an encrypted field on its way to
-/// storage unencrypted. Every engine calls it on every write.
+/// Refuses writes that hold a sealed value (an encrypted field on its way to
+/// storage unencrypted) or a held value (a blob field without a blob store). Every
+/// engine calls it on every write.
 ///
 /// # Errors
 ///
@@ -124,6 +166,18 @@ pub fn refuse_sealed(ops: &[crate::WriteOp]) -> Result<()> {
         let Some(entity) = op.entity() else { continue };
         if let Some((name, _)) = entity.properties().find(|(_, value)| is_sealed(value)) {
             return Err(sealed_reached_storage(name).with_entity_key(entity.key()));
+        }
+        if let Some((name, _)) = entity.properties().find(|(_, value)| is_held(value)) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "property `{name}` is a blob field (`#[entity(blob)]`), and it reached the \
+                     engine without a blob store: give the service client one \
+                     (TableServiceClient::with_blob_store); nothing was written"
+                ),
+            )
+            .with_property(name)
+            .with_entity_key(entity.key()));
         }
     }
     Ok(())

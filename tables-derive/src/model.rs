@@ -85,6 +85,9 @@ pub(crate) struct Field {
     /// `#[entity(encrypted)]`: the stored value leaves the codec sealed, for the
     /// client's encryption layer; no key form, no typed filter.
     pub(crate) encrypted: bool,
+    /// `#[entity(blob)]`: the stored value leaves the codec held for the client's
+    /// blob layer, which keeps it in a blob; no key form, no typed column.
+    pub(crate) blob: bool,
 }
 
 /// Which key a field of the primary key lives in.

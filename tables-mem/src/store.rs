@@ -183,16 +183,16 @@ impl Store {
     }
 
     pub(crate) fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
-        op.validate()?;
         tables_core::sealed::refuse_sealed(std::slice::from_ref(op))?;
+        op.validate()?;
         self.with_table(table, |table| {
             table::write(&mut table.write(), op, || self.clock.next())
         })
     }
 
     pub(crate) fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-        validate_batch(ops)?;
         tables_core::sealed::refuse_sealed(ops)?;
+        validate_batch(ops)?;
         self.with_table(table, |table| {
             table::batch(&mut table.write(), ops, || self.clock.next())
         })

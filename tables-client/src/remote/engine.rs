@@ -435,8 +435,8 @@ impl Engine for RemoteEngine {
 
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
         validate_table_name(table)?;
-        op.validate()?;
         tables_core::sealed::refuse_sealed(std::slice::from_ref(op))?;
+        op.validate()?;
         let key = op.key();
         self.check_key(&key)?;
         let cosmos = self.transport().endpoint.is_cosmos();
@@ -469,8 +469,8 @@ impl Engine for RemoteEngine {
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         validate_table_name(table)?;
-        validate_batch(ops)?;
         tables_core::sealed::refuse_sealed(ops)?;
+        validate_batch(ops)?;
         for (index, op) in ops.iter().enumerate() {
             self.check_key(&op.key())
                 .map_err(|e| e.with_batch_index(index))?;

@@ -306,6 +306,56 @@ pub fn unseal_slot(
     ))
 }
 
+/// An `#[entity(blob)]` field's stored value, held for the client's blob layer
+/// ([`crate::sealed::hold`]).
+///
+/// # Errors
+///
+/// The encoding's error.
+pub fn hold_encoded(encoded: Result<Option<Value>>) -> Result<Option<Value>> {
+    encoded.map(|value| value.map(|v| crate::sealed::hold(&v)))
+}
+
+/// The stored value of an `#[entity(blob)]` field: the blob layer fetched the blob
+/// on the way up.
+///
+/// # Errors
+///
+/// [`crate::ErrorKind::InvalidInput`] when it is still a reference (this client has
+/// no blob store); [`crate::ErrorKind::Decode`] for a property that is neither.
+pub fn unhold_slot(
+    slot: Option<Value>,
+    entity: &DynamicEntity,
+    field: &'static str,
+    property: &'static str,
+) -> Result<Option<Value>> {
+    let Some(value) = slot else { return Ok(None) };
+    if let Some(held) = crate::sealed::unhold(&value) {
+        return held.map(Some);
+    }
+    if crate::sealed::is_blob_ref(&value) {
+        return Err(Error::new(
+            crate::ErrorKind::InvalidInput,
+            format!(
+                "field `{field}` (property `{property}`) of {} lives in a blob and this client has \
+                 no blob store to fetch it from: give the service client one \
+                 (TableServiceClient::with_blob_store)",
+                entity.key()
+            ),
+        )
+        .with_property(property)
+        .with_entity_key(entity.key()));
+    }
+    Err(decode_error(
+        entity,
+        format!(
+            "field `{field}` lives in a blob, but property `{property}` holds a plain {} (written \
+             by a program that did not use the blob store)",
+            value.edm_type()
+        ),
+    ))
+}
+
 /// The points of a `#[entity(series)]` field, decoded in order, as its array.
 ///
 /// # Errors

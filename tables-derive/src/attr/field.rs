@@ -13,7 +13,7 @@ use crate::error::Errors;
 use crate::model::{Codec, DefaultValue, Field};
 
 /// The keys a field attribute accepts.
-const FIELD_KEYS: [&str; 9] = [
+const FIELD_KEYS: [&str; 10] = [
     "rename",
     "skip",
     "json",
@@ -23,6 +23,7 @@ const FIELD_KEYS: [&str; 9] = [
     "other_properties",
     "series",
     "encrypted",
+    "blob",
 ];
 
 /// Where each key of a field's attributes was written, for checks that point at
@@ -38,6 +39,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) others: Option<Span>,
     pub(crate) series: Option<Span>,
     pub(crate) encrypted: Option<Span>,
+    pub(crate) blob: Option<Span>,
 }
 
 impl FieldAttrs {
@@ -71,6 +73,7 @@ pub(crate) fn parse(
     let mut others = Once::<Span>::default();
     let mut series = Once::<Span>::default();
     let mut encrypted = Once::<Span>::default();
+    let mut blob = Once::<Span>::default();
     for_each_key(&field.attrs, errors, |meta, key, errors| {
         match key {
             "rename" if rename.claim(meta, key, errors) => {
@@ -82,6 +85,7 @@ pub(crate) fn parse(
             }
             "json" if json.claim(meta, key, errors) => json.set(flag(meta, key, errors)?),
             "series" if series.claim(meta, key, errors) => series.set(flag(meta, key, errors)?),
+            "blob" if blob.claim(meta, key, errors) => blob.set(flag(meta, key, errors)?),
             "encrypted" if encrypted.claim(meta, key, errors) => {
                 encrypted.set(flag(meta, key, errors)?);
             }
@@ -128,6 +132,7 @@ pub(crate) fn parse(
         others: others.get().copied(),
         series: series.get().copied(),
         encrypted: encrypted.get().copied(),
+        blob: blob.get().copied(),
     };
     conflicts(&attrs, errors);
     if let Some(lit) = column.get() {
@@ -168,6 +173,7 @@ pub(crate) fn parse(
             .map_or_else(|| screaming_snake(&name), |lit| lit.value()),
         primary_key_use: None,
         encrypted: attrs.encrypted.is_some(),
+        blob: attrs.blob.is_some(),
     };
     (model, attrs)
 }
@@ -303,6 +309,25 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
             errors,
         );
     }
+    if attrs.blob.is_some() {
+        let with_blob = [
+            ("skip", attrs.skip),
+            ("other_properties", attrs.others),
+            ("series", attrs.series),
+            ("encrypted", attrs.encrypted),
+            ("column", attrs.column),
+        ];
+        refuse_with(
+            &with_blob,
+            |key| {
+                format!(
+                    "`{key}` can't be combined with `blob` (a blob field is one value kept in a \
+                     blob, with no typed column); remove one of them"
+                )
+            },
+            errors,
+        );
+    }
     if let (Some(_), Some(with)) = (attrs.json, attrs.with) {
         errors.push(
             with,
@@ -414,7 +439,7 @@ mod tests {
         let errors = field_errors(named(quote::quote!(#[entity(renam = "X")] f: u8)));
         assert_eq!(
             errors,
-            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted"]
+            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted, blob"]
         );
         let errors = field_errors(named(quote::quote!(#[entity(row_key = "x")] f: u8)));
         assert_eq!(errors, ["`row_key` goes on the struct, not on a field: move it to the struct's #[entity(..)]"]);

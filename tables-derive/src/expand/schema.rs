@@ -176,6 +176,9 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         };
         let ty = &field.ty;
         let property = lit(&field.property);
+        if field.blob {
+            continue;
+        }
         if field.encrypted {
             let doc = lit(&format!(
                 "The column of encrypted property `{}` (field `{}`): for projections only; \

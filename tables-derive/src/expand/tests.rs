@@ -23,6 +23,7 @@ fn field(name: &str, ty: &str, shape: TypeShape, property: &str, codec: Codec) -
         column: name.to_uppercase(),
         primary_key_use: None,
         encrypted: false,
+        blob: false,
     }
 }
 

@@ -116,6 +116,13 @@ pub(crate) fn placeholders(model: &EntityModel, site: &Site<'_>, errors: &mut Er
 /// Rule 5: a key field needs a value and a key form: not `skip`, `json` or `with`.
 fn stored_field(slot: &Slot<'_>) -> Option<String> {
     let name = slot.name();
+    if slot.field.blob {
+        return Some(format!(
+            "{}: `{name}` lives in a blob (`blob`), which has no key form: key on another \
+             field, or remove `blob`",
+            slot.at()
+        ));
+    }
     if slot.field.encrypted {
         return Some(format!(
             "{}: `{name}` is encrypted (`encrypted`), and keys are stored and compared in \

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use tables_client::mem::{FaultInjector, MemEngine, MemOptions};
+use tables_client::blob::BlobStore;
+use tables_client::mem::{FaultInjector, MemBlobStore, MemEngine, MemOptions};
 use tables_client::remote::RemoteEngine;
 use tables_client::{Engine, PrefixedEngine, TableServiceClient};
 
@@ -71,6 +72,31 @@ impl Backend {
             service,
             scratch,
         }
+    }
+
+    /// A blob store beside this configuration's engines, with a fresh, empty
+    /// container (returned with it): the mem blob store, or Azurite's blob service
+    /// (the run's `TABLES_TEST_AZURITE_BLOB_URL`).
+    ///
+    /// # Panics
+    ///
+    /// If the container can't be created, or (under CI) Azurite's blob service is
+    /// not running.
+    pub async fn blob_store(&self, test: &str) -> Option<(Arc<dyn BlobStore>, String)> {
+        let store: Arc<dyn BlobStore> = match self {
+            Backend::Azurite(_) => Arc::new(crate::azurite::blob_store_or_skip(
+                test,
+                tables_client::remote::DEFAULT_SINGLE_PUT_LIMIT,
+                tables_client::remote::DEFAULT_BLOCK_SIZE,
+            )?),
+            Backend::Mem | Backend::OneRowPages => Arc::new(MemBlobStore::new()),
+        };
+        let container = crate::blob_suite::unique_container(test);
+        store
+            .create_container(&container)
+            .await
+            .expect("the container can be created");
+        Some((store, container))
     }
 
     /// A new mem engine with this configuration's options (the defaults on Azurite,

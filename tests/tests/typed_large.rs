@@ -1,0 +1,341 @@
+//! Large entities (`#[entity(blob)]`, `TableServiceClient::with_blob_store`): a
+//! field's value kept in a blob, the row holding its reference; on every engine of
+//! the typed matrix with its blob store (the mem store, or Azurite's blob service),
+//! and a crash matrix: a fault at each step of a write (upload, the row's write, the
+//! old blob's delete, with lost answers) never leaves a row pointing at a missing
+//! blob, and sweeping leaves exactly the blobs rows refer to.
+
+#![allow(clippy::unwrap_used)] // tests
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tables_client::blob::{BlobStore, ListBlobsOptions};
+use tables_client::large::BlobEngine;
+use tables_client::mem::{CallKind, Fault, FaultInjector};
+use tables_client::{
+    Engine, Entity, ErrorKind, IfMatch, Origin, Result, TableServiceClient, Value,
+};
+use tables_tests::read::{all_rows, get};
+use tables_tests::typed::Backend;
+
+/// An employee with a photo: far more than a property holds.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Employee", partition_key = "{department}", row_key = "e_{id}")]
+struct Employee {
+    department: String,
+    id: String,
+    name: String,
+    #[entity(blob)]
+    photo: Vec<u8>,
+    #[entity(blob, json)]
+    resume: Option<Vec<String>>,
+}
+
+const TABLE: &str = "Staff";
+
+fn employee(id: &str, seed: u8) -> Employee {
+    Employee {
+        department: "hr".to_owned(),
+        id: id.to_owned(),
+        name: format!("employee {id}"),
+        photo: (0..200_000u32)
+            .map(|i| (i as u8).wrapping_add(seed))
+            .collect(),
+        resume: Some(vec![format!("job {seed}"); 3]),
+    }
+}
+
+async fn blob_names(store: &dyn BlobStore, container: &str) -> BTreeSet<String> {
+    let page = store
+        .list_blobs(container, &ListBlobsOptions::default())
+        .await
+        .unwrap();
+    page.blobs.into_iter().map(|b| b.name).collect()
+}
+
+/// The names every row of the table refers to.
+async fn referenced(engine: &dyn Engine) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for row in all_rows(engine, TABLE).await.unwrap() {
+        for (_, value) in row.properties() {
+            if let Value::Binary(bytes) = value {
+                if let Some(json) = bytes.strip_prefix(&b"\0tblref1"[..]) {
+                    let reference: serde_json::Value = serde_json::from_slice(json).unwrap();
+                    names.insert(reference["n"].as_str().unwrap().to_owned());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Values round-trip; the row holds a reference, the blob the value; a replace
+/// swaps the blob and deletes the old one; a delete deletes it; a projection
+/// without the field fetches nothing.
+async fn blob_fields_live_in_blobs(backend: Backend) -> Result<()> {
+    let Some((store, container)) = backend.blob_store("typed_large::live").await else {
+        return Ok(());
+    };
+    let plain = backend.service();
+    plain.create_table(TABLE).await?;
+    let service = plain
+        .clone()
+        .with_blob_store(store.clone(), container.clone());
+    let staff = service.table::<Employee>(TABLE);
+    let ann = employee("ann", 1);
+    staff.insert(&ann).await?;
+    assert_eq!(
+        staff.get(Employee::key("hr", "ann")?).await?.unwrap().value,
+        ann
+    );
+
+    let raw = get(plain.engine().as_ref(), TABLE, "hr", "e_ann")
+        .await?
+        .unwrap();
+    let Some(Value::Binary(reference)) = raw.get("photo") else {
+        panic!("no reference: {raw:?}")
+    };
+    assert!(
+        reference.len() < 400,
+        "the row holds a reference, not the photo"
+    );
+    let first = blob_names(store.as_ref(), &container).await;
+    assert_eq!(first.len(), 2, "photo and resume");
+    assert_eq!(first, referenced(plain.engine().as_ref()).await);
+
+    let mut changed = employee("ann", 2);
+    changed.resume = None;
+    staff.upsert(&changed).await?;
+    assert_eq!(
+        staff.get(Employee::key("hr", "ann")?).await?.unwrap().value,
+        changed
+    );
+    let second = blob_names(store.as_ref(), &container).await;
+    assert_eq!(second.len(), 1, "the new photo only: {second:?}");
+    assert!(second.is_disjoint(&first), "the old blobs are gone");
+
+    staff.insert(&employee("bob", 3)).await?;
+    let all = staff.query().collect().await?;
+    assert_eq!(all.len(), 2);
+    // A projection without the field: through the layer, no blob to fetch.
+    let spec = tables_client::QuerySpec::default().select(["name"]);
+    let mut projected = Vec::new();
+    let mut token = None;
+    loop {
+        let page = service.engine().query(TABLE, &spec, token.as_ref()).await?;
+        projected.extend(page.items);
+        match page.continuation {
+            Some(next) => token = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(projected.len(), 2);
+    assert!(projected.iter().all(|row| row.get("photo").is_none()));
+
+    staff
+        .delete(Employee::key("hr", "ann")?, IfMatch::Any)
+        .await?;
+    staff
+        .delete(Employee::key("hr", "bob")?, IfMatch::Any)
+        .await?;
+    assert!(
+        blob_names(store.as_ref(), &container).await.is_empty(),
+        "deletes take the blobs"
+    );
+    store.delete_container(&container).await
+}
+
+/// Without a blob store nothing is written, and a blob field can't be read.
+async fn without_a_blob_store_nothing_is_written(backend: Backend) -> Result<()> {
+    let Some((store, container)) = backend.blob_store("typed_large::without").await else {
+        return Ok(());
+    };
+    let plain = backend.service();
+    plain.create_table(TABLE).await?;
+    let err = plain
+        .table::<Employee>(TABLE)
+        .insert(&employee("ann", 1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert_eq!(err.origin(), Origin::Local);
+    assert!(get(plain.engine().as_ref(), TABLE, "hr", "e_ann")
+        .await?
+        .is_none());
+    plain
+        .clone()
+        .with_blob_store(store.clone(), container.clone())
+        .table::<Employee>(TABLE)
+        .insert(&employee("ann", 1))
+        .await?;
+    let err = plain
+        .table::<Employee>(TABLE)
+        .get(Employee::key("hr", "ann")?)
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("blob store"), "{err}");
+    store.delete_container(&container).await
+}
+
+tables_tests::typed_matrix!(
+    blob_fields_live_in_blobs,
+    without_a_blob_store_nothing_is_written,
+);
+
+/// The crash matrix, on the mem engine and mem blob store (both behind fault
+/// injectors): an insert, a replace and a delete, each with each step failing in
+/// each way (refused, answer lost after applying, in doubt); then the row reads back
+/// whole (the old value or the new, never a mix or a missing blob), every blob a
+/// row refers to exists, and a sweep leaves exactly those.
+#[tokio::test]
+async fn crash_matrix_never_leaves_a_row_without_its_blob() {
+    let faults: Vec<(&str, bool, Fault)> = vec![
+        (
+            "upload refused",
+            true,
+            Fault::fail(ErrorKind::Server).on(CallKind::PutBlob),
+        ),
+        (
+            "upload lost",
+            true,
+            Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::PutBlob),
+        ),
+        (
+            "upload in doubt",
+            true,
+            Fault::fail_in_doubt(ErrorKind::Timeout).on(CallKind::PutBlob),
+        ),
+        (
+            "row write refused",
+            false,
+            Fault::fail(ErrorKind::Server).on(CallKind::Write),
+        ),
+        (
+            "row write lost",
+            false,
+            Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::Write),
+        ),
+        (
+            "row write in doubt",
+            false,
+            Fault::fail_in_doubt(ErrorKind::Timeout).on(CallKind::Write),
+        ),
+        (
+            "old blob delete refused",
+            true,
+            Fault::fail(ErrorKind::Server).on(CallKind::DeleteBlob),
+        ),
+        (
+            "old blob delete lost",
+            true,
+            Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::DeleteBlob),
+        ),
+        (
+            "read before the write fails",
+            false,
+            Fault::fail(ErrorKind::Server).on(CallKind::GetEntity),
+        ),
+    ];
+    #[derive(Debug, Clone, Copy)]
+    enum Step {
+        Insert,
+        Replace,
+        Delete,
+    }
+    for step in [Step::Insert, Step::Replace, Step::Delete] {
+        for (name, on_blobs, fault) in faults.clone() {
+            let case = format!("{step:?}, {name}");
+            let engine = FaultInjector::new(tables_client::mem::MemEngine::new());
+            let blobs = FaultInjector::new(tables_client::mem::MemBlobStore::new());
+            blobs.create_container("photos").await.unwrap();
+            let layer =
+                BlobEngine::new(Arc::new(engine.clone()), Arc::new(blobs.clone()), "photos")
+                    .with_sweep_grace(Duration::ZERO);
+            let service = TableServiceClient::new(layer.clone());
+            service.create_table(TABLE).await.unwrap();
+            let staff = service.table::<Employee>(TABLE);
+            if !matches!(step, Step::Insert) {
+                staff.insert(&employee("ann", 1)).await.unwrap();
+            }
+
+            if on_blobs {
+                blobs.faults().inject(fault);
+            } else {
+                engine.faults().inject(fault);
+            }
+            let key = Employee::key("hr", "ann").unwrap();
+            let outcome = match step {
+                Step::Insert => staff.insert(&employee("ann", 2)).await.map(|_| ()),
+                Step::Replace => staff.upsert(&employee("ann", 2)).await.map(|_| ()),
+                Step::Delete => staff.delete(&key, IfMatch::Any).await.map(|_| ()),
+            };
+            engine.faults().clear();
+            blobs.faults().clear();
+
+            // Whatever happened, the row reads back whole, or is gone.
+            let got = staff
+                .get(&key)
+                .await
+                .unwrap_or_else(|e| panic!("{case}: the row does not read: {e}"))
+                .map(|v| v.value);
+            let allowed: Vec<Option<Employee>> = match step {
+                Step::Insert => vec![None, Some(employee("ann", 2))],
+                Step::Replace => vec![Some(employee("ann", 1)), Some(employee("ann", 2))],
+                Step::Delete => vec![Some(employee("ann", 1)), None],
+            };
+            assert!(allowed.contains(&got), "{case}: a mixed or damaged value");
+            if outcome.is_ok() {
+                let done = match step {
+                    Step::Insert | Step::Replace => Some(employee("ann", 2)),
+                    Step::Delete => None,
+                };
+                assert_eq!(got, done, "{case}: the write succeeded");
+            }
+            // Every referenced blob exists; after a sweep, nothing else does.
+            let refs = referenced(&engine).await;
+            let stored = blob_names(&blobs, "photos").await;
+            assert!(
+                refs.is_subset(&stored),
+                "{case}: a row points at a missing blob"
+            );
+            let report = layer.sweep_orphans(TABLE).await.unwrap();
+            assert_eq!(
+                blob_names(&blobs, "photos").await,
+                refs,
+                "{case}: after the sweep ({report:?})"
+            );
+        }
+    }
+}
+
+/// A blob changed behind the client's back is reported, not read as the value.
+#[tokio::test]
+async fn a_blob_changed_outside_the_client_is_an_error() {
+    let blobs = Arc::new(tables_client::mem::MemBlobStore::new());
+    blobs.create_container("photos").await.unwrap();
+    let service = TableServiceClient::in_memory().with_blob_store(blobs.clone(), "photos");
+    service.create_table(TABLE).await.unwrap();
+    let staff = service.table::<Employee>(TABLE);
+    staff.insert(&employee("ann", 1)).await.unwrap();
+    let name = blob_names(blobs.as_ref(), "photos")
+        .await
+        .into_iter()
+        .next()
+        .unwrap();
+    blobs
+        .put_blob(
+            "photos",
+            &name,
+            vec![1, 2, 3],
+            &tables_client::blob::BlobCondition::Any,
+        )
+        .await
+        .unwrap();
+    let err = staff
+        .get(Employee::key("hr", "ann").unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::BlobNotFound, "{err}");
+}
