@@ -35,9 +35,11 @@ use aes_gcm::{Aes256Gcm, Key, Nonce};
 use async_trait::async_trait;
 use tables_core::sealed::{is_envelope, plain_bytes, seal, unseal, ENVELOPE_MAGIC};
 use tables_core::{
-    ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch,
-    ListTablesOptions, Page, QuerySpec, Result, TablePage, Value, WriteOp, WriteOutcome,
+    ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, QuerySpec,
+    Result, Value, WriteOp,
 };
+
+use crate::layer::{row_layer_engine, Applied};
 use zeroize::Zeroizing;
 
 /// The length of a data key and of a [`LocalKey`]: 256 bits.
@@ -537,59 +539,18 @@ impl EncryptingEngine {
     }
 }
 
-#[async_trait]
-impl Engine for EncryptingEngine {
-    async fn create_table(&self, table: &str) -> Result<()> {
-        self.inner.create_table(table).await
+row_layer_engine!(EncryptingEngine, ());
+
+impl EncryptingEngine {
+    async fn read_row(&self, table: &str, row: DynamicEntity) -> Result<DynamicEntity> {
+        self.decrypt_entity(table, row).await
     }
 
-    async fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table).await
+    async fn prepare_write(&self, table: &str, op: &WriteOp) -> Result<(WriteOp, ())> {
+        Ok((self.encrypt_op(table, op).await?, ()))
     }
 
-    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
-        self.inner.list_tables(options).await
-    }
-
-    async fn get_entity(
-        &self,
-        table: &str,
-        key: &EntityKey,
-        select: Option<&[String]>,
-    ) -> Result<Option<DynamicEntity>> {
-        match self.inner.get_entity(table, key, select).await? {
-            Some(entity) => Ok(Some(self.decrypt_entity(table, entity).await?)),
-            None => Ok(None),
-        }
-    }
-
-    async fn query(
-        &self,
-        table: &str,
-        spec: &QuerySpec,
-        continuation: Option<&ContinuationToken>,
-    ) -> Result<Page<DynamicEntity>> {
-        let mut page = self.inner.query(table, spec, continuation).await?;
-        let mut items = Vec::with_capacity(page.items.len());
-        for row in std::mem::take(&mut page.items) {
-            items.push(self.decrypt_entity(table, row).await?);
-        }
-        page.items = items;
-        Ok(page)
-    }
-
-    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
-        let op = self.encrypt_op(table, op).await?;
-        self.inner.write(table, &op).await
-    }
-
-    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-        let mut encrypted = Vec::with_capacity(ops.len());
-        for op in ops {
-            encrypted.push(self.encrypt_op(table, op).await?);
-        }
-        self.inner.submit_batch(table, &encrypted).await
-    }
+    async fn settle(&self, _applied: Applied, _pending: Vec<()>) {}
 }
 
 #[cfg(test)]

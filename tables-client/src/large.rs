@@ -28,15 +28,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tables_core::blob::{BlobCondition, BlobStore, ListBlobsOptions};
 use tables_core::sealed::{is_blob_ref, unhold, BLOB_REF_MAGIC, HELD_MAGIC};
 use tables_core::{
-    ContinuationToken, DateTime, DynamicEntity, Engine, EntityKey, Error, ErrorKind,
-    ListTablesOptions, Page, QuerySpec, Result, TablePage, Value, WriteOp, WriteOutcome,
+    ContinuationToken, DateTime, DynamicEntity, Engine, EntityKey, Error, ErrorKind, QuerySpec,
+    Result, Value, WriteOp,
 };
+
+use crate::layer::{row_layer_engine, Applied};
 
 /// How long [`BlobEngine::sweep_orphans`] leaves an unreferenced blob by default:
 /// longer than any write takes, retries included.
@@ -322,17 +323,6 @@ impl BlobEngine {
         Ok((op, uploaded, replaced))
     }
 
-    /// After a write: the replaced blobs go if it succeeded; the uploaded ones go if
-    /// it failed without applying.
-    async fn settle<T>(&self, outcome: &Result<T>, uploaded: &[String], replaced: &[String]) {
-        match outcome {
-            Ok(_) => self.delete_quietly(replaced).await,
-            Err(e) if !e.may_have_applied() => self.delete_quietly(uploaded).await,
-            // It may have applied: either set may be referenced; the sweep decides.
-            Err(_) => {}
-        }
-    }
-
     /// `entity` with each blob reference replaced by the blob's value (held, as the
     /// derive reads it).
     async fn fetch(&self, mut entity: DynamicEntity) -> Result<DynamicEntity> {
@@ -451,73 +441,31 @@ impl BlobEngine {
     }
 }
 
-#[async_trait]
-impl Engine for BlobEngine {
-    async fn create_table(&self, table: &str) -> Result<()> {
-        self.inner.create_table(table).await
+/// What a blob layer write remembers: the blobs it uploaded, and those it replaces.
+type Uploads = (Vec<String>, Vec<String>);
+
+row_layer_engine!(BlobEngine, Uploads);
+
+impl BlobEngine {
+    async fn read_row(&self, _table: &str, row: DynamicEntity) -> Result<DynamicEntity> {
+        self.fetch(row).await
     }
 
-    async fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table).await
-    }
-
-    async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
-        self.inner.list_tables(options).await
-    }
-
-    async fn get_entity(
-        &self,
-        table: &str,
-        key: &EntityKey,
-        select: Option<&[String]>,
-    ) -> Result<Option<DynamicEntity>> {
-        match self.inner.get_entity(table, key, select).await? {
-            Some(row) => Ok(Some(self.fetch(row).await?)),
-            None => Ok(None),
-        }
-    }
-
-    async fn query(
-        &self,
-        table: &str,
-        spec: &QuerySpec,
-        continuation: Option<&ContinuationToken>,
-    ) -> Result<Page<DynamicEntity>> {
-        let mut page = self.inner.query(table, spec, continuation).await?;
-        let mut items = Vec::with_capacity(page.items.len());
-        for row in std::mem::take(&mut page.items) {
-            items.push(self.fetch(row).await?);
-        }
-        page.items = items;
-        Ok(page)
-    }
-
-    async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+    async fn prepare_write(&self, table: &str, op: &WriteOp) -> Result<(WriteOp, Uploads)> {
         let (op, uploaded, replaced) = self.prepare(table, op).await?;
-        let outcome = self.inner.write(table, &op).await;
-        self.settle(&outcome, &uploaded, &replaced).await;
-        outcome
+        Ok((op, (uploaded, replaced)))
     }
 
-    async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-        let mut prepared = Vec::with_capacity(ops.len());
-        let mut uploaded = Vec::new();
-        let mut replaced = Vec::new();
-        for op in ops {
-            match self.prepare(table, op).await {
-                Ok((op, up, rep)) => {
-                    prepared.push(op);
-                    uploaded.extend(up);
-                    replaced.extend(rep);
-                }
-                Err(e) => {
-                    self.delete_quietly(&uploaded).await;
-                    return Err(e);
-                }
+    /// After a write: the replaced blobs go if it succeeded; the uploaded ones go if
+    /// it failed without applying; if it may have applied, either set may be
+    /// referenced, and the sweep decides.
+    async fn settle(&self, applied: Applied, pending: Vec<Uploads>) {
+        for (uploaded, replaced) in pending {
+            match applied {
+                Applied::Yes => self.delete_quietly(&replaced).await,
+                Applied::No => self.delete_quietly(&uploaded).await,
+                Applied::Maybe => {}
             }
         }
-        let outcome = self.inner.submit_batch(table, &prepared).await;
-        self.settle(&outcome, &uploaded, &replaced).await;
-        outcome
     }
 }

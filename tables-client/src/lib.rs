@@ -20,6 +20,7 @@
 pub mod blob;
 pub mod encryption;
 pub mod large;
+mod layer;
 mod service;
 
 mod table;
