@@ -1,5 +1,6 @@
 //! Large entities: `#[entity(blob)]` fields kept in blobs beside the table (the
-//! design guide's large-entities pattern).
+//! design guide's large-entities pattern), and `#[entity(spill)]` fields kept in
+//! the row while they fit one property (64 KiB) and in a blob when they don't.
 //!
 //! [`TableServiceClient::with_blob_store`](crate::TableServiceClient::with_blob_store)
 //! puts a [`BlobEngine`] over the client's engine. For each row written with a blob
@@ -31,7 +32,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tables_core::blob::{BlobCondition, BlobStore, ListBlobsOptions};
-use tables_core::sealed::{is_blob_ref, unhold, BLOB_REF_MAGIC, HELD_MAGIC};
+use tables_core::sealed::{
+    held_parts, is_blob_ref, unhold, value_from_plain_bytes, BLOB_REF_MAGIC, HELD_MAGIC,
+};
+use tables_core::size::{value_size, MAX_PROPERTY_VALUE_BYTES};
 use tables_core::{
     ContinuationToken, DateTime, DynamicEntity, Engine, EntityKey, Error, ErrorKind, QuerySpec,
     Result, Value, WriteOp,
@@ -174,15 +178,25 @@ impl BlobEngine {
         mut entity: DynamicEntity,
     ) -> Result<(DynamicEntity, Vec<String>)> {
         let key = entity.key();
-        let held: Vec<(String, Vec<u8>)> = entity
-            .properties()
-            .filter_map(|(name, value)| match value {
-                Value::Binary(bytes) if bytes.starts_with(HELD_MAGIC) => {
-                    Some((name.to_owned(), bytes[HELD_MAGIC.len()..].to_vec()))
+        let mut held: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut inline: Vec<(String, Value)> = Vec::new();
+        for (name, value) in entity.properties() {
+            let Some((spills, plain)) = held_parts(value) else {
+                continue;
+            };
+            if spills {
+                // Inline while it fits one property; a blob otherwise.
+                let value = value_from_plain_bytes(plain)?;
+                if value_size(&value) <= MAX_PROPERTY_VALUE_BYTES {
+                    inline.push((name.to_owned(), value));
+                    continue;
                 }
-                _ => None,
-            })
-            .collect();
+            }
+            held.push((name.to_owned(), plain.to_vec()));
+        }
+        for (name, value) in inline {
+            entity.insert(name, value);
+        }
         let mut uploaded = Vec::with_capacity(held.len());
         for (property, content) in held {
             let name = BlobEngine::new_blob_name(table, &key, &property);

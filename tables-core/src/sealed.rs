@@ -37,9 +37,37 @@ pub fn hold(value: &Value) -> Value {
     Value::Binary(out)
 }
 
-/// Whether `value` is held for the blob layer.
+/// The start of a value on its way to the blob layer that may stay inline while
+/// it fits one property (an `#[entity(spill)]` field).
+pub const SPILL_MAGIC: &[u8; 16] = b"\0tables:spill01\0";
+
+/// `value` held for the blob layer, to stay inline while it fits one property.
+pub fn hold_spill(value: &Value) -> Value {
+    let mut out = Vec::with_capacity(SPILL_MAGIC.len() + 16);
+    out.extend_from_slice(SPILL_MAGIC);
+    out.extend_from_slice(&plain_bytes(value));
+    Value::Binary(out)
+}
+
+/// Whether `value` is held for the blob layer (to a blob, or spilling).
 pub fn is_held(value: &Value) -> bool {
-    matches!(value, Value::Binary(bytes) if bytes.starts_with(HELD_MAGIC))
+    held_parts(value).is_some()
+}
+
+/// `(spills, plain bytes)` of a held value; `None` when `value` is not held.
+pub fn held_parts(value: &Value) -> Option<(bool, &[u8])> {
+    match value {
+        Value::Binary(bytes) => {
+            if let Some(plain) = bytes.strip_prefix(&HELD_MAGIC[..]) {
+                Some((false, plain))
+            } else {
+                bytes
+                    .strip_prefix(&SPILL_MAGIC[..])
+                    .map(|plain| (true, plain))
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The value a held value holds; `None` when `value` is not held.
@@ -48,12 +76,7 @@ pub fn is_held(value: &Value) -> bool {
 ///
 /// [`ErrorKind::Encryption`] for a held value that is damaged.
 pub fn unhold(value: &Value) -> Option<Result<Value>> {
-    match value {
-        Value::Binary(bytes) if bytes.starts_with(HELD_MAGIC) => {
-            Some(value_from_plain_bytes(&bytes[HELD_MAGIC.len()..]))
-        }
-        _ => None,
-    }
+    held_parts(value).map(|(_, plain)| value_from_plain_bytes(plain))
 }
 
 /// Whether `value` is a blob reference.
@@ -171,7 +194,7 @@ pub fn refuse_sealed(ops: &[crate::WriteOp]) -> Result<()> {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
                 format!(
-                    "property `{name}` is a blob field (`#[entity(blob)]`), and it reached the \
+                    "property `{name}` is a blob field (`#[entity(blob)]` or `spill`), and it reached the \
                      engine without a blob store: give the service client one \
                      (TableServiceClient::with_blob_store); nothing was written"
                 ),

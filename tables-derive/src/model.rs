@@ -88,6 +88,9 @@ pub(crate) struct Field {
     /// `#[entity(blob)]`: the stored value leaves the codec held for the client's
     /// blob layer, which keeps it in a blob; no key form, no typed column.
     pub(crate) blob: bool,
+    /// `#[entity(spill)]`: like `blob`, but inline while the value fits one
+    /// property.
+    pub(crate) spill: bool,
 }
 
 /// Which key a field of the primary key lives in.

@@ -179,7 +179,78 @@ async fn without_a_blob_store_nothing_is_written(backend: Backend) -> Result<()>
     store.delete_container(&container).await
 }
 
+/// A note whose body stays in the row while it fits one property, and spills to a
+/// blob when it doesn't.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Note", partition_key = "notes", row_key = "{id}")]
+struct Note {
+    id: String,
+    #[entity(spill)]
+    body: String,
+}
+
+const NOTES: &str = "Notes";
+
+/// `spill`: a short body is a plain String property; a long one (past 64 KiB) a
+/// blob; changing between the two writes the new form and removes the old blob.
+async fn spilling_fields_stay_inline_while_they_fit(backend: Backend) -> Result<()> {
+    let Some((store, container)) = backend.blob_store("typed_large::spill").await else {
+        return Ok(());
+    };
+    let plain = backend.service();
+    plain.create_table(NOTES).await?;
+    let service = plain
+        .clone()
+        .with_blob_store(store.clone(), container.clone());
+    let notes = service.table::<Note>(NOTES);
+    let short = Note {
+        id: "n".into(),
+        body: "short".into(),
+    };
+    let long = Note {
+        id: "n".into(),
+        body: "é".repeat(40_000),
+    }; // 80 KB as UTF-16
+    let raw = || async {
+        get(plain.engine().as_ref(), NOTES, "notes", "n")
+            .await
+            .unwrap()
+            .unwrap()
+    };
+
+    notes.insert(&short).await?;
+    assert_eq!(
+        raw().await.get("body"),
+        Some(&Value::from("short")),
+        "inline"
+    );
+    assert!(blob_names(store.as_ref(), &container).await.is_empty());
+    assert_eq!(notes.get(Note::key("n")?).await?.unwrap().value, short);
+
+    notes.upsert(&long).await?;
+    assert!(
+        matches!(raw().await.get("body"), Some(Value::Binary(_))),
+        "a reference"
+    );
+    assert_eq!(blob_names(store.as_ref(), &container).await.len(), 1);
+    assert_eq!(notes.get(Note::key("n")?).await?.unwrap().value, long);
+
+    notes.upsert(&short).await?;
+    assert_eq!(
+        raw().await.get("body"),
+        Some(&Value::from("short")),
+        "inline again"
+    );
+    assert!(
+        blob_names(store.as_ref(), &container).await.is_empty(),
+        "the blob went"
+    );
+    assert_eq!(notes.get(Note::key("n")?).await?.unwrap().value, short);
+    store.delete_container(&container).await
+}
+
 tables_tests::typed_matrix!(
+    spilling_fields_stay_inline_while_they_fit,
     blob_fields_live_in_blobs,
     without_a_blob_store_nothing_is_written,
 );

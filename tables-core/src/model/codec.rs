@@ -316,8 +316,18 @@ pub fn hold_encoded(encoded: Result<Option<Value>>) -> Result<Option<Value>> {
     encoded.map(|value| value.map(|v| crate::sealed::hold(&v)))
 }
 
-/// The stored value of an `#[entity(blob)]` field: the blob layer fetched the blob
-/// on the way up.
+/// An `#[entity(spill)]` field's stored value, held for the client's blob layer to
+/// keep inline while it fits ([`crate::sealed::hold_spill`]).
+///
+/// # Errors
+///
+/// The encoding's error.
+pub fn hold_spill_encoded(encoded: Result<Option<Value>>) -> Result<Option<Value>> {
+    encoded.map(|value| value.map(|v| crate::sealed::hold_spill(&v)))
+}
+
+/// The stored value of an `#[entity(blob)]` or `#[entity(spill)]` field: the blob
+/// layer fetched the blob on the way up (or, for `spill`, it was inline).
 ///
 /// # Errors
 ///
@@ -328,10 +338,15 @@ pub fn unhold_slot(
     entity: &DynamicEntity,
     field: &'static str,
     property: &'static str,
+    spill: bool,
 ) -> Result<Option<Value>> {
     let Some(value) = slot else { return Ok(None) };
     if let Some(held) = crate::sealed::unhold(&value) {
         return held.map(Some);
+    }
+    // A spilling field's value stays inline while it fits.
+    if spill && !crate::sealed::is_blob_ref(&value) {
+        return Ok(Some(value));
     }
     if crate::sealed::is_blob_ref(&value) {
         return Err(Error::new(

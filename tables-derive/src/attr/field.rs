@@ -13,7 +13,7 @@ use crate::error::Errors;
 use crate::model::{Codec, DefaultValue, Field};
 
 /// The keys a field attribute accepts.
-const FIELD_KEYS: [&str; 10] = [
+const FIELD_KEYS: [&str; 11] = [
     "rename",
     "skip",
     "json",
@@ -24,6 +24,7 @@ const FIELD_KEYS: [&str; 10] = [
     "series",
     "encrypted",
     "blob",
+    "spill",
 ];
 
 /// Where each key of a field's attributes was written, for checks that point at
@@ -40,6 +41,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) series: Option<Span>,
     pub(crate) encrypted: Option<Span>,
     pub(crate) blob: Option<Span>,
+    pub(crate) spill: Option<Span>,
 }
 
 impl FieldAttrs {
@@ -74,6 +76,7 @@ pub(crate) fn parse(
     let mut series = Once::<Span>::default();
     let mut encrypted = Once::<Span>::default();
     let mut blob = Once::<Span>::default();
+    let mut spill = Once::<Span>::default();
     for_each_key(&field.attrs, errors, |meta, key, errors| {
         match key {
             "rename" if rename.claim(meta, key, errors) => {
@@ -86,6 +89,7 @@ pub(crate) fn parse(
             "json" if json.claim(meta, key, errors) => json.set(flag(meta, key, errors)?),
             "series" if series.claim(meta, key, errors) => series.set(flag(meta, key, errors)?),
             "blob" if blob.claim(meta, key, errors) => blob.set(flag(meta, key, errors)?),
+            "spill" if spill.claim(meta, key, errors) => spill.set(flag(meta, key, errors)?),
             "encrypted" if encrypted.claim(meta, key, errors) => {
                 encrypted.set(flag(meta, key, errors)?);
             }
@@ -133,6 +137,7 @@ pub(crate) fn parse(
         series: series.get().copied(),
         encrypted: encrypted.get().copied(),
         blob: blob.get().copied(),
+        spill: spill.get().copied(),
     };
     conflicts(&attrs, errors);
     if let Some(lit) = column.get() {
@@ -173,7 +178,8 @@ pub(crate) fn parse(
             .map_or_else(|| screaming_snake(&name), |lit| lit.value()),
         primary_key_use: None,
         encrypted: attrs.encrypted.is_some(),
-        blob: attrs.blob.is_some(),
+        blob: attrs.blob.is_some() || attrs.spill.is_some(),
+        spill: attrs.spill.is_some(),
     };
     (model, attrs)
 }
@@ -309,7 +315,14 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
             errors,
         );
     }
-    if attrs.blob.is_some() {
+    if let (Some(_), Some(spill)) = (attrs.blob, attrs.spill) {
+        errors.push(
+            spill,
+            "`spill` and `blob` both keep the value in a blob (`spill` only when it outgrows a \
+             property); keep one",
+        );
+    }
+    if attrs.blob.is_some() || attrs.spill.is_some() {
         let with_blob = [
             ("skip", attrs.skip),
             ("other_properties", attrs.others),
@@ -439,7 +452,7 @@ mod tests {
         let errors = field_errors(named(quote::quote!(#[entity(renam = "X")] f: u8)));
         assert_eq!(
             errors,
-            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted, blob"]
+            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted, blob, spill"]
         );
         let errors = field_errors(named(quote::quote!(#[entity(row_key = "x")] f: u8)));
         assert_eq!(errors, ["`row_key` goes on the struct, not on a field: move it to the struct's #[entity(..)]"]);

@@ -150,6 +150,8 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             let encode = encode(cx, field);
             let encode = if field.encrypted {
                 quote!(#p::seal_encoded(#encode))
+            } else if field.spill {
+                quote!(#p::hold_spill_encoded(#encode))
             } else if field.blob {
                 quote!(#p::hold_encoded(#encode))
             } else {
@@ -439,7 +441,8 @@ fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
     let slot = if field.encrypted {
         quote!(#p::unseal_slot(#slot, &entity, #name, #property)?)
     } else if field.blob {
-        quote!(#p::unhold_slot(#slot, &entity, #name, #property)?)
+        let spill = field.spill;
+        quote!(#p::unhold_slot(#slot, &entity, #name, #property, #spill)?)
     } else {
         quote!(#slot)
     };

@@ -24,6 +24,7 @@ fn field(name: &str, ty: &str, shape: TypeShape, property: &str, codec: Codec) -
         primary_key_use: None,
         encrypted: false,
         blob: false,
+        spill: false,
     }
 }
 
