@@ -29,6 +29,9 @@ set -uo pipefail
 # Incremental artifacts only pay off on a rebuild; a run of the whole suite on a clean
 # clone would write gigabytes of them.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# trybuild builds its cases in a workspace of its own, without our [profile.dev]: the
+# same line-tables-only setting, through the environment, keeps its output small.
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
