@@ -22,6 +22,7 @@ pub mod encryption;
 pub mod large;
 mod layer;
 mod service;
+pub mod wide;
 
 mod table;
 

@@ -109,17 +109,22 @@ impl ClientOptions {
 #[derive(Clone)]
 pub struct TableServiceClient {
     inner: Arc<Inner>,
+    /// Whether this is the client of a wide type's table, whose rows go through the
+    /// wide layer ([`crate::wide`]).
+    wide: bool,
 }
 
 struct Inner {
     engine: Arc<dyn Engine>,
+    /// The same stack with the wide layer at its bottom, for wide types.
+    wide_engine: Arc<dyn Engine>,
     options: ClientOptions,
 }
 
 impl fmt::Debug for TableServiceClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TableServiceClient")
-            .field("engine", &self.inner.engine)
+            .field("engine", self.engine())
             .field("options", &self.inner.options)
             .finish()
     }
@@ -167,8 +172,29 @@ impl TableServiceClient {
 
     /// A client over a shared engine, with options.
     pub fn with_options(engine: Arc<dyn Engine>, options: ClientOptions) -> TableServiceClient {
+        let wide_engine: Arc<dyn Engine> = Arc::new(crate::wide::WideEngine::new(
+            Arc::clone(&engine),
+            options.max_conflict_retries,
+        ));
         TableServiceClient {
-            inner: Arc::new(Inner { engine, options }),
+            inner: Arc::new(Inner {
+                engine,
+                wide_engine,
+                options,
+            }),
+            wide: false,
+        }
+    }
+
+    /// This client with `layer` over its engine (and over the wide stack's).
+    fn layered(&self, layer: impl Fn(Arc<dyn Engine>) -> Arc<dyn Engine>) -> TableServiceClient {
+        TableServiceClient {
+            inner: Arc::new(Inner {
+                engine: layer(Arc::clone(&self.inner.engine)),
+                wide_engine: layer(Arc::clone(&self.inner.wide_engine)),
+                options: self.inner.options.clone(),
+            }),
+            wide: self.wide,
         }
     }
 
@@ -206,9 +232,13 @@ impl TableServiceClient {
         self,
         kek: impl crate::encryption::KeyEncryptionKey + 'static,
     ) -> TableServiceClient {
-        let engine =
-            crate::encryption::EncryptingEngine::new(Arc::clone(&self.inner.engine), Arc::new(kek));
-        TableServiceClient::with_options(Arc::new(engine), self.inner.options.clone())
+        let kek: Arc<dyn crate::encryption::KeyEncryptionKey> = Arc::new(kek);
+        self.layered(|engine| {
+            Arc::new(crate::encryption::EncryptingEngine::new(
+                engine,
+                Arc::clone(&kek),
+            ))
+        })
     }
 
     /// This client with `#[entity(blob)]` fields kept in `container` of `store`
@@ -245,14 +275,35 @@ impl TableServiceClient {
         store: Arc<dyn crate::blob::BlobStore>,
         container: impl Into<String>,
     ) -> TableServiceClient {
-        let engine =
-            crate::large::BlobEngine::new(Arc::clone(&self.inner.engine), store, container);
-        TableServiceClient::with_options(Arc::new(engine), self.inner.options.clone())
+        let container = container.into();
+        self.layered(|engine| {
+            Arc::new(crate::large::BlobEngine::new(
+                engine,
+                Arc::clone(&store),
+                container.clone(),
+            ))
+        })
     }
 
-    /// The engine.
+    /// The engine. For the client of a wide type's table
+    /// ([`Table::service`](crate::Table::service)), the same stack with the wide
+    /// layer at its bottom ([`crate::wide`]): rows read through it are whole
+    /// entities.
     pub fn engine(&self) -> &Arc<dyn Engine> {
-        &self.inner.engine
+        if self.wide {
+            &self.inner.wide_engine
+        } else {
+            &self.inner.engine
+        }
+    }
+
+    /// This client, for the table of `T`: its rows go through the wide layer when
+    /// `T` is wide.
+    pub(crate) fn for_rows<T: tables_core::model::Row>(&self) -> TableServiceClient {
+        TableServiceClient {
+            inner: Arc::clone(&self.inner),
+            wide: T::WIDE,
+        }
     }
 
     /// The options.

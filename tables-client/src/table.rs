@@ -45,7 +45,7 @@ impl TableServiceClient {
     /// Nothing is checked or sent until it is used.
     pub fn table<T: Row>(&self, name: impl Into<String>) -> Table<T> {
         Table {
-            service: self.clone(),
+            service: self.for_rows::<T>(),
             name: Arc::from(name.into()),
             _rows: PhantomData,
         }

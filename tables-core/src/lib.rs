@@ -22,6 +22,7 @@ mod query;
 pub mod sealed;
 pub mod size;
 mod value;
+pub mod wide;
 mod write;
 
 pub use blob::{BlobCondition, BlobData, BlobPage, BlobProperties, BlobStore, ListBlobsOptions};

@@ -34,6 +34,43 @@ pub(crate) struct EntityModel {
     pub(crate) fields: Vec<Field>,
     /// `#[entity(allow_hot_partition)]`: a PartitionKey may start with a time.
     pub(crate) allow_hot_partition: bool,
+    /// `#[entity(wide)]`: an entity may span several rows.
+    pub(crate) wide: bool,
+}
+
+/// Most properties one row holds besides the three system ones.
+pub(crate) const MAX_PROPERTIES: usize = 252;
+
+impl EntityModel {
+    /// The properties a row of the type stores: one per stored field (one per point
+    /// of a series) and the tag's.
+    pub(crate) fn property_count(&self) -> usize {
+        let tag = match &self.tag {
+            TagModel::Kind => 2,
+            TagModel::Property { .. } => 1,
+            TagModel::RowKeyPrefix(_) | TagModel::Untagged => 0,
+        };
+        let fields: usize = self
+            .fields
+            .iter()
+            .filter(|f| {
+                !matches!(f.codec, Codec::Skip | Codec::Others) && f.primary_key_use.is_none()
+            })
+            .map(|f| f.properties().len())
+            .sum();
+        fields + tag
+    }
+
+    /// Whether entities of the type are laid out over several rows when they need
+    /// to: marked `wide`, or with a series too long for one row.
+    pub(crate) fn is_wide(&self) -> bool {
+        self.wide
+            || (self
+                .fields
+                .iter()
+                .any(|f| matches!(f.codec, Codec::Series(_)))
+                && self.property_count() > MAX_PROPERTIES)
+    }
 }
 
 /// How an entity type's rows are marked.

@@ -1,8 +1,8 @@
 //! Data series (`#[entity(series)]`): an array stored as one property per point,
 //! read with one point query, one point set alone with a Merge under the ETag
 //! (`Table::set_point`), points usable as typed columns; on every engine of the
-//! typed matrix. A series that doesn't fit one row is a compile error until wide
-//! entities exist (see tests/ui/fail/series_*.rs).
+//! typed matrix. A series too long for one row makes its type wide
+//! (tests/tests/typed_wide.rs).
 
 #![allow(clippy::unwrap_used)] // tests
 

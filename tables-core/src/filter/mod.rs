@@ -23,6 +23,7 @@ mod render;
 
 pub use ast::{CmpOp, Filter, UncheckedFilter};
 pub use build::{col, Column};
+pub(crate) use build::{PARTITION_KEY, ROW_KEY};
 pub use plan::{KeyBound, QueryPlan};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -55,6 +55,12 @@ fn interned(name: &'static str) -> Arc<str> {
 
 /// A new primary row with its tag (by default `EntityType` and `EntityVersion`)
 /// and room for `capacity` more properties.
+/// Marks a wide type's row for the client's wide layer (`tables_core::wide`).
+pub fn mark_wide(entity: &mut DynamicEntity) {
+    entity.insert(crate::model::ENTITY_PARTS_PROPERTY, 0i32);
+}
+
+/// A primary row with its keys and tag, room for `capacity` more properties.
 pub fn new_entity(
     partition_key: String,
     row_key: String,

@@ -57,9 +57,10 @@ pub mod __private {
     pub use super::codec::{
         check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
         encode_field, encode_json, encode_with, entity_type, expect_string, hold_encoded,
-        hold_spill_encoded, kinds_distinct, missing_is_default, new_entity, push_other_properties,
-        push_property, seal_encoded, series_array, str_eq, take_properties, unhold_slot,
-        unknown_kind, unknown_variant, unknown_version, unseal_slot, FieldCodec, PropertyNames,
+        hold_spill_encoded, kinds_distinct, mark_wide, missing_is_default, new_entity,
+        push_other_properties, push_property, seal_encoded, series_array, str_eq, take_properties,
+        unhold_slot, unknown_kind, unknown_variant, unknown_version, unseal_slot, FieldCodec,
+        PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
@@ -84,12 +85,22 @@ pub const PRIMARY_PARTITION_KEY_PROPERTY: &str = "PrimaryPartitionKey";
 /// On an index copy: the RowKey of its primary.
 pub const PRIMARY_ROW_KEY_PROPERTY: &str = "PrimaryRowKey";
 /// Property names the typed layer reserves: a derived field can't be stored under them.
-pub const RESERVED_PROPERTIES: [&str; 4] = [
+pub const RESERVED_PROPERTIES: [&str; 7] = [
     ENTITY_TYPE_PROPERTY,
     ENTITY_VERSION_PROPERTY,
     PRIMARY_PARTITION_KEY_PROPERTY,
     PRIMARY_ROW_KEY_PROPERTY,
+    ENTITY_PARTS_PROPERTY,
+    ENTITY_PART_PROPERTY,
+    ENTITY_PARTS_TAG_PROPERTY,
 ];
+/// On a wide entity's base row: how many part rows follow (`tables_core::wide`).
+pub const ENTITY_PARTS_PROPERTY: &str = "EntityParts";
+/// On a wide entity's part row: its number, from 1 (`tables_core::wide`).
+pub const ENTITY_PART_PROPERTY: &str = "EntityPart";
+/// On every row of a wide entity's multi-row version: the version's tag
+/// (`tables_core::wide`).
+pub const ENTITY_PARTS_TAG_PROPERTY: &str = "EntityPartsTag";
 /// Separates kind and index name in an index copy's `EntityType` (`Employee@email`).
 pub const INDEX_COPY_MARK: char = '@';
 /// Separates kind and index name in an index entry's `EntityType` (`Employee#last_name`).
@@ -109,6 +120,11 @@ pub trait Row: Sized + Send + Sync + 'static {
     /// Whether any of the entity types declares an index or index entity (so a
     /// write needs index upkeep); known at compile time.
     const HAS_INDEXES: bool;
+
+    /// Whether the type (or a variant of the union) is wide (`#[entity(wide)]`, or a
+    /// series too long for one row): its rows go through the client's wide layer
+    /// (`tables_core::wide`).
+    const WIDE: bool = false;
 
     /// The schemas of the entity types: one for an entity, one per variant for a
     /// union.

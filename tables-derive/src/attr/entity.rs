@@ -32,6 +32,7 @@ struct ContainerAttrs {
     rename_all: Once<RenameRule>,
     krate: Once<syn::Path>,
     allow_hot_partition: Once<proc_macro2::Span>,
+    wide: Once<proc_macro2::Span>,
     indexes: Vec<RawIndex>,
     /// Keys an unknown key looked like (not reported missing as well).
     misspelled: Vec<&'static str>,
@@ -173,6 +174,7 @@ pub(crate) fn entity_recovering(
         indexes,
         fields,
         allow_hot_partition: container.allow_hot_partition.get().is_some(),
+        wide: container.wide.get().is_some(),
     };
     (Some(model), reported.finish().err())
 }
@@ -278,6 +280,9 @@ fn container(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
             "crate" if c.krate.claim(meta, key, errors) => c.krate.set(crate_value(meta, errors)?),
             "allow_hot_partition" if c.allow_hot_partition.claim(meta, key, errors) => {
                 c.allow_hot_partition.set(flag(meta, key, errors)?);
+            }
+            "wide" if c.wide.claim(meta, key, errors) => {
+                c.wide.set(flag(meta, key, errors)?);
             }
             "index" => c
                 .indexes

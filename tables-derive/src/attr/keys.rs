@@ -3,7 +3,7 @@
 
 /// The keys a struct's `#[entity(..)]` accepts (on a field, named in the error as
 /// belonging on the struct).
-pub(crate) const ENTITY_KEYS: [&str; 13] = [
+pub(crate) const ENTITY_KEYS: [&str; 14] = [
     "kind",
     "version",
     "upgrade_from",
@@ -17,4 +17,5 @@ pub(crate) const ENTITY_KEYS: [&str; 13] = [
     "tag",
     "untagged",
     "allow_hot_partition",
+    "wide",
 ];

@@ -31,6 +31,7 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         &super::row::of_entity(
             p,
             !model.indexes.is_empty(),
+            model.is_wide(),
             quote! {
                 #entity_key
                 #to_entity
@@ -118,10 +119,21 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             )?;
         }
     });
+    let wide = model
+        .is_wide()
+        .then(|| quote!(#p::mark_wide(&mut __entity);));
     if stored.is_empty() && others.is_none() {
+        let body = match wide {
+            Some(wide) => quote! {
+                let mut __entity = #new_entity;
+                #wide
+                ::core::result::Result::Ok(__entity)
+            },
+            None => quote!(::core::result::Result::Ok(#new_entity)),
+        };
         return quote! {
             fn to_entity(&self) -> #p::Result<#p::DynamicEntity> {
-                ::core::result::Result::Ok(#new_entity)
+                #body
             }
         };
     }
@@ -170,6 +182,7 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
             let mut __entity = #new_entity;
             #(#pushes)*
             #others
+            #wide
             ::core::result::Result::Ok(__entity)
         }
     }

@@ -10,6 +10,8 @@ pub(crate) struct RowParts {
     pub(crate) kinds: TokenStream,
     /// A `bool` constant expression.
     pub(crate) has_indexes: TokenStream,
+    /// A `bool` constant expression.
+    pub(crate) wide: TokenStream,
     /// `Vec<&'static EntitySchema>`.
     pub(crate) schemas: TokenStream,
     /// The codec methods: `entity_key`, `to_entity`, `from_entity` and, where the
@@ -22,6 +24,7 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, parts: &RowParts) ->
     let RowParts {
         kinds,
         has_indexes,
+        wide,
         schemas,
         codec,
     } = parts;
@@ -30,6 +33,7 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, parts: &RowParts) ->
         impl #p::Row for #ident {
             const KINDS: ::core::option::Option<&'static [&'static str]> = #kinds;
             const HAS_INDEXES: bool = #has_indexes;
+            const WIDE: bool = #wide;
 
             fn schemas() -> ::std::vec::Vec<&'static #p::EntitySchema> {
                 #schemas
@@ -41,9 +45,15 @@ pub(crate) fn row_impl(p: &TokenStream, ident: &syn::Ident, parts: &RowParts) ->
 }
 
 /// The `Row` of an entity with its codec methods.
-pub(crate) fn of_entity(p: &TokenStream, has_indexes: bool, codec: TokenStream) -> RowParts {
+pub(crate) fn of_entity(
+    p: &TokenStream,
+    has_indexes: bool,
+    wide: bool,
+    codec: TokenStream,
+) -> RowParts {
     RowParts {
         has_indexes: quote!(#has_indexes),
+        wide: quote!(#wide),
         kinds: quote!(::core::option::Option::Some(&[<Self as #p::Entity>::KIND])),
         schemas: quote!(::std::vec![<Self as #p::Entity>::schema()]),
         codec,
@@ -66,6 +76,7 @@ pub(crate) fn of_union(
     RowParts {
         kinds,
         has_indexes: quote!(false #(|| <#types as #p::Row>::HAS_INDEXES)*),
+        wide: quote!(false #(|| <#types as #p::Row>::WIDE)*),
         schemas: quote!(::std::vec![#(<#types as #p::Entity>::schema()),*]),
         codec,
     }

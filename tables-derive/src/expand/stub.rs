@@ -20,7 +20,7 @@ pub(crate) fn entity(
     }
     let p = quote!(#krate::__private);
     let codec = failing_codec(&p);
-    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p, false, codec));
+    let row = super::row::row_impl(&p, ident, &super::row::of_entity(&p, false, false, codec));
     quote! {
         #errors
         const _: () = {

@@ -152,6 +152,7 @@ fn employee() -> EntityModel {
     by_email.same_partition = false;
     EntityModel {
         allow_hot_partition: false,
+        wide: false,
         ident: format_ident!("Employee"),
         vis: syn::parse_quote!(pub),
         krate: syn::parse_quote!(::tables_client),

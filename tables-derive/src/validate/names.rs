@@ -11,7 +11,7 @@ use crate::model::{Codec, EntityModel, Field, KeyForm, Segment, TagModel, Templa
 
 /// Property names a field can't be stored under: the service's system properties
 /// and the ones the typed layer writes itself.
-const RESERVED_PROPERTIES: [&str; 7] = [
+const RESERVED_PROPERTIES: [&str; 10] = [
     "PartitionKey",
     "RowKey",
     "Timestamp",
@@ -19,11 +19,14 @@ const RESERVED_PROPERTIES: [&str; 7] = [
     "EntityVersion",
     "PrimaryPartitionKey",
     "PrimaryRowKey",
+    "EntityParts",
+    "EntityPart",
+    "EntityPartsTag",
 ];
 /// Longest property name the service accepts.
 const MAX_PROPERTY_NAME: usize = 255;
 /// The most properties of its own a row may hold (255 with the three system ones).
-const MAX_PROPERTIES: usize = 252;
+use crate::model::MAX_PROPERTIES;
 /// Associated constants of the `Entity` trait a typed column would hide.
 const TRAIT_CONSTS: [&str; 2] = ["KIND", "VERSION"];
 
@@ -290,40 +293,23 @@ pub(crate) fn property_names(model: &EntityModel, errors: &mut Errors) {
             );
         }
     }
-    property_count(model, &names, errors);
+    property_count(model, errors);
 }
 
 /// Rule 16b: a row holds at most 252 properties of its own; a series counts one per
-/// point, and the tag's properties count too.
-fn property_count(model: &EntityModel, names: &[(&Field, &str)], errors: &mut Errors) {
-    let tag = match &model.tag {
-        TagModel::Kind => 2,
-        TagModel::Property { .. } => 1,
-        TagModel::RowKeyPrefix(_) | TagModel::Untagged => 0,
-    };
-    let total = names.len() + tag;
-    if total <= MAX_PROPERTIES {
+/// point, and the tag's properties count too. A wide type (marked, or with a series
+/// too long for one row) spreads them over several rows.
+fn property_count(model: &EntityModel, errors: &mut Errors) {
+    let total = model.property_count();
+    if total <= MAX_PROPERTIES || model.is_wide() {
         return;
     }
-    let series = names
-        .iter()
-        .map(|(f, _)| *f)
-        .find(|f| matches!(f.codec, Codec::Series(_)));
-    let at = series.map_or_else(|| model.ident.span(), |f| f.ident.span());
-    let advice = match series {
-        Some(field) => format!(
-            "the series `{}` alone stores {} points; shorten it, or split the type (wide entities, \
-             which would spread one value over several rows, are not available yet)",
-            field.ident,
-            field.properties().len()
-        ),
-        None => "split the type, or store some fields together (`json`)".to_owned(),
-    };
     errors.push(
-        at,
+        model.ident.span(),
         format!(
-            "the type stores {total} properties per row ({tag} for its tag), over the {MAX_PROPERTIES} a \
-             row of the Table service may hold; {advice}"
+            "the type stores {total} properties per row, over the {MAX_PROPERTIES} a row of the \
+             Table service may hold; mark it #[entity(wide)] to spread each entity over several \
+             rows of its partition, or store some fields together (`json`)"
         ),
     );
 }
