@@ -7,6 +7,9 @@
 //! - write: `upsert` of an entity with a 60 KB photo (the most that still fits one
 //!   property, so both forms can store it), replacing the same row each time;
 //! - read: `get` of that entity.
+//! - wide read and write: the guide's 365 daily counters as a series (a wide entity,
+//!   two rows: base and one part) against the same 365 numbers inline, as JSON in
+//!   one property of one row.
 //!
 //! Run: `cargo bench -p tables-client --bench large_entities`.
 
@@ -39,6 +42,24 @@ pub struct InBlob {
     name: String,
     #[entity(blob)]
     photo: Vec<u8>,
+}
+
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "WideCounters", partition_key = "{site}", row_key = "{year}")]
+pub struct WideCounters {
+    site: String,
+    year: String,
+    #[entity(series)]
+    daily: [u32; 365],
+}
+
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "JsonCounters", partition_key = "{site}", row_key = "{year}")]
+pub struct JsonCounters {
+    site: String,
+    year: String,
+    #[entity(json)]
+    daily: Vec<u32>,
 }
 
 fn photo() -> Vec<u8> {
@@ -124,6 +145,63 @@ fn large_entities(c: &mut Criterion) {
         });
     });
     read.finish();
+
+    let daily: Vec<u32> = (0..365).map(|d| d * 7).collect();
+    let wide_value = WideCounters {
+        site: "home".into(),
+        year: "2026".into(),
+        daily: daily.clone().try_into().expect("365 days"),
+    };
+    let json_value = JsonCounters {
+        site: "home".into(),
+        year: "2025".into(),
+        daily,
+    };
+    let (wide, json) = runtime.block_on(async {
+        let service = TableServiceClient::in_memory();
+        service.create_table("Counters").await.expect("table");
+        let wide = service.table::<WideCounters>("Counters");
+        let json = service.table::<JsonCounters>("Counters");
+        wide.upsert(&wide_value).await.expect("wide");
+        json.upsert(&json_value).await.expect("json");
+        (wide, json)
+    });
+    let wide_key = WideCounters::key("home", "2026").expect("key");
+    let json_key = JsonCounters::key("home", "2025").expect("key");
+
+    let mut wide_read = c.benchmark_group("wide_entity_read_365_points");
+    wide_read.bench_function("inline_json", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(json.get(black_box(&json_key)))
+                .expect("read")
+        });
+    });
+    wide_read.bench_function("wide_two_rows", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(wide.get(black_box(&wide_key)))
+                .expect("read")
+        });
+    });
+    wide_read.finish();
+
+    let mut wide_write = c.benchmark_group("wide_entity_write_365_points");
+    wide_write.bench_function("inline_json", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(json.upsert(black_box(&json_value)))
+                .expect("write")
+        });
+    });
+    wide_write.bench_function("wide_two_rows", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(wide.upsert(black_box(&wide_value)))
+                .expect("write")
+        });
+    });
+    wide_write.finish();
 }
 
 criterion_group!(benches, large_entities);

@@ -32,6 +32,7 @@
 //! [`ClientOptions::max_conflict_retries`]: crate::ClientOptions::max_conflict_retries
 //! [`TableServiceClient`]: crate::TableServiceClient
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -124,7 +125,8 @@ fn names_with_layout(select: Option<&[String]>, extra: &[String]) -> Option<Vec<
 /// Keeps only `select`'s properties (and the keys) of `entity`.
 fn project(entity: &mut DynamicEntity, select: Option<&[String]>) {
     if let Some(select) = select {
-        entity.retain(|name, _| select.iter().any(|s| s == name));
+        let keep: HashSet<&str> = select.iter().map(String::as_str).collect();
+        entity.retain(|name, _| keep.contains(name));
     }
 }
 

@@ -220,6 +220,11 @@ impl DynamicEntity {
         self.properties.push((name, value));
     }
 
+    /// The properties with their shared names.
+    pub(crate) fn named_properties(&self) -> &[(Arc<str>, Value)] {
+        &self.properties
+    }
+
     /// Moves the properties out, leaving the keys, timestamp and ETag.
     pub(crate) fn take_properties(&mut self) -> Vec<(Arc<str>, Value)> {
         std::mem::take(&mut self.properties)

@@ -20,6 +20,9 @@
 //! All rows of a version are written in one entity group transaction under the base
 //! row's ETag, which is the logical entity's ETag.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::{col, Filter, QueryPlan};
@@ -149,24 +152,26 @@ pub fn widen(filter: &Filter) -> Filter {
 /// [`ErrorKind::EntityTooLarge`] when the entity needs more than [`MAX_PARTS`] part
 /// rows.
 pub fn split(entity: &DynamicEntity, tag: &str) -> Result<Vec<DynamicEntity>> {
+    // Names are distinct in `entity`, so rows are built with `push_unchecked`: a
+    // wide entity has hundreds of properties, and `insert` looks for each name.
     let is_layout = |name: &str| LAYOUT_PROPERTIES.contains(&name);
-    let mut ordered: Vec<(&str, &Value)> = Vec::with_capacity(entity.len());
+    let all = entity.named_properties();
+    let mut ordered: Vec<&(Arc<str>, Value)> = Vec::with_capacity(all.len());
     ordered.extend(
         BASE_FIRST
             .iter()
-            .filter_map(|name| entity.get(name).map(|value| (*name, value))),
+            .filter_map(|first| all.iter().find(|(name, _)| &**name == *first)),
     );
     ordered.extend(
-        entity
-            .properties()
-            .filter(|(name, _)| !is_layout(name) && !BASE_FIRST.contains(name)),
+        all.iter()
+            .filter(|(name, _)| !is_layout(name) && !BASE_FIRST.contains(&&**name)),
     );
 
     // One plain row, when it fits.
     let mut single = DynamicEntity::new(entity.partition_key.clone(), entity.row_key.clone());
     single.reserve(ordered.len());
-    for (name, value) in &ordered {
-        single.insert(*name, (*value).clone());
+    for (name, value) in ordered.iter().copied() {
+        single.push_unchecked(Arc::clone(name), value.clone());
     }
     if fits_one_row(&single) {
         return Ok(vec![single]);
@@ -179,8 +184,8 @@ pub fn split(entity: &DynamicEntity, tag: &str) -> Result<Vec<DynamicEntity>> {
     current.insert(PARTS_PROPERTY, 0i32);
     current.insert(PARTS_TAG_PROPERTY, tag_value.clone());
     let mut size = entity_size(&current);
-    for (name, value) in ordered {
-        let cost = 8 + 2 * name.encode_utf16().count() + value_size(value);
+    for (name, value) in single.take_properties() {
+        let cost = 8 + 2 * name.encode_utf16().count() + value_size(&value);
         if current.len() + 1 > MAX_USER_PROPERTIES || size + cost > MAX_ENTITY_BYTES {
             rows.push(current);
             let part = rows.len();
@@ -192,7 +197,7 @@ pub fn split(entity: &DynamicEntity, tag: &str) -> Result<Vec<DynamicEntity>> {
             current.insert(PARTS_TAG_PROPERTY, tag_value.clone());
             size = entity_size(&current);
         }
-        current.insert(name, value.clone());
+        current.push_unchecked(name, value);
         size += cost;
     }
     rows.push(current);
@@ -263,13 +268,18 @@ pub fn assemble(mut base: DynamicEntity, parts: &[DynamicEntity]) -> Assembled {
         ordered[number - 1] = Some(row);
     }
     strip_layout(&mut base);
+    let mut seen: HashSet<Arc<str>> = base
+        .named_properties()
+        .iter()
+        .map(|(name, _)| Arc::clone(name))
+        .collect();
     for row in ordered {
         let Some(row) = row else {
             return Assembled::Torn;
         };
-        for (name, value) in row.properties() {
-            if !LAYOUT_PROPERTIES.contains(&name) {
-                base.insert(name, value.clone());
+        for (name, value) in row.named_properties() {
+            if !LAYOUT_PROPERTIES.contains(&&**name) && seen.insert(Arc::clone(name)) {
+                base.push_unchecked(Arc::clone(name), value.clone());
             }
         }
     }

@@ -377,6 +377,22 @@ pub fn unhold_slot(
     ))
 }
 
+/// The index of the point `name` names in a series whose point names are `points`,
+/// when they are a common prefix and a fixed-width number (`daily_000`, ..): found
+/// without comparing `name` with every point, which a series of hundreds of points
+/// would make the cost of a read. `None` otherwise (the caller then matches by name).
+pub fn series_point(name: &str, points: &[&str]) -> Option<usize> {
+    let first = points.first()?;
+    let digits = first.len() - first.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let prefix = &first[..first.len() - digits];
+    let number = name.strip_prefix(prefix)?;
+    if digits == 0 || number.len() != digits || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let i: usize = number.parse().ok()?;
+    (points.get(i) == Some(&name)).then_some(i)
+}
+
 /// The points of a `#[entity(series)]` field, decoded in order, as its array.
 ///
 /// # Errors
@@ -834,5 +850,17 @@ mod tests {
         static NAMES: PropertyNames = PropertyNames::new(&["A", "B"]);
         assert!(Arc::ptr_eq(&NAMES.get(1), &NAMES.get(1)));
         assert_eq!(&*NAMES.get(0), "A");
+    }
+
+    #[test]
+    fn series_points_are_found_by_number_and_checked() {
+        let points = ["daily_000", "daily_001", "daily_002"];
+        assert_eq!(series_point("daily_002", &points), Some(2));
+        assert_eq!(series_point("daily_003", &points), None, "past the end");
+        assert_eq!(series_point("daily_02", &points), None, "another width");
+        assert_eq!(series_point("daily_0x1", &points), None);
+        assert_eq!(series_point("hourly_001", &points), None);
+        // Names that are no prefix and number are left to the match by name.
+        assert_eq!(series_point("Low", &["Low", "High"]), None);
     }
 }

@@ -58,9 +58,9 @@ pub mod __private {
         check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
         encode_field, encode_json, encode_with, entity_type, expect_string, hold_encoded,
         hold_spill_encoded, kinds_distinct, mark_wide, missing_is_default, new_entity,
-        push_other_properties, push_property, seal_encoded, series_array, str_eq, take_properties,
-        unhold_slot, unknown_kind, unknown_variant, unknown_version, unseal_slot, FieldCodec,
-        PropertyNames,
+        push_other_properties, push_property, seal_encoded, series_array, series_point, str_eq,
+        take_properties, unhold_slot, unknown_kind, unknown_variant, unknown_version, unseal_slot,
+        FieldCodec, PropertyNames,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};

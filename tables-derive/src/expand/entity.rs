@@ -376,12 +376,29 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
             targets.push(quote!(#slot));
         }
     }
+    // A series' points are found by their number first: matching a name against
+    // hundreds of arms is quadratic in the series' length.
+    let by_number: Vec<TokenStream> = stored
+        .iter()
+        .filter(|f| matches!(f.codec, Codec::Series(_)))
+        .map(|field| {
+            let slot = local("slot", field);
+            let points = points_static(field);
+            quote! {
+                if let ::core::option::Option::Some(__i) = #p::series_point(&__name, &#points) {
+                    #slot[__i] = ::core::option::Option::Some(__value);
+                    continue;
+                }
+            }
+        })
+        .collect();
     if keep_others {
         let tag = super::schema::tag(cx);
         return quote! {
             #(#slots)*
             let mut __others = ::std::vec::Vec::new();
             for (__name, __value) in #p::take_properties(&mut entity) {
+                #(#by_number)*
                 match &*__name {
                     #(#names => #targets = ::core::option::Option::Some(__value),)*
                     __other if #tag.properties().contains(&__other) => {}
@@ -410,6 +427,7 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
     quote! {
         #(#slots)*
         for (__name, __value) in #p::take_properties(&mut entity) {
+            #(#by_number)*
             #sort
         }
     }
