@@ -9,6 +9,10 @@
 //! one point query reads the day, and one Merge updates one hour under the entity's
 //! ETag. `#[entity(series)]` on `hourly: [u32; 24]` stores `hourly_00` ..
 //! `hourly_23`; `Table::set_point` sets one of them alone.
+//!
+//! The guide's own example, a count per day of the year, needs 365 properties: more
+//! than one row holds. The type is then wide without saying so: each year is a base
+//! row and one part row, written together and read back as one entity.
 #![allow(clippy::print_stdout)]
 
 use tables_client::{Entity, ErrorKind, IfMatch};
@@ -25,6 +29,16 @@ struct PageHits {
     day: String,
     #[entity(series)]
     hourly: [u32; 24],
+}
+
+/// A site's sign-ins per day of one year: 365 points, two rows.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(partition_key = "{site}", row_key = "{year}")]
+struct DailyCounts {
+    site: String,
+    year: String,
+    #[entity(series)]
+    daily: [u32; 365],
 }
 
 #[tokio::main]
@@ -98,5 +112,44 @@ async fn daily_counters(example: Example) -> BoxResult<()> {
         .await?;
     println!("4. days with at least 5 hits at 09:00: {}", busy.len());
     ensure(busy.len() == 1, "the day is found by its 09:00 point")?;
+
+    // 5. A year of daily counts: 365 points, more than a row holds, so each year is
+    //    a base row and a part row, written in one transaction.
+    let counts = service.table::<DailyCounts>(TABLE);
+    let year = DailyCounts {
+        site: "intranet".into(),
+        year: "2026".into(),
+        daily: [0; 365],
+    };
+    let etag = counts
+        .insert(&year)
+        .await?
+        .etag
+        .ok_or("an insert returns its ETag")?;
+    let year_key = DailyCounts::key("intranet", "2026")?;
+    counts
+        .set_point(&year_key, DailyCounts::DAILY, 364, 42, IfMatch::Etag(etag))
+        .await?;
+    let rows = service
+        .engine()
+        .query(
+            TABLE,
+            &tables_client::QuerySpec::new()
+                .filter(tables_client::Filter::partition_key("intranet")),
+            None,
+        )
+        .await?
+        .items;
+    let read = counts.get(&year_key).await?.ok_or("the year exists")?.value;
+    println!(
+        "5. a year of 365 daily counts is {} rows; 31 December = {}",
+        rows.len(),
+        read.daily[364]
+    );
+    ensure(rows.len() == 2, "a base row and one part")?;
+    ensure(
+        read.daily[364] == 42 && read.daily[..364].iter().all(|d| *d == 0),
+        "only 31 December changed",
+    )?;
     Ok(())
 }

@@ -247,6 +247,7 @@ tables_tests::typed_matrix!(
     parts_follow_the_size_under_one_etag,
     queries_return_whole_entities_never_parts,
     a_point_on_a_part_row_is_set_under_the_etag,
+    a_filter_on_the_last_part_row_is_judged_whole,
 );
 
 /// Checks that the stored rows of `docs` are whole versions: every base row's parts
@@ -526,4 +527,51 @@ async fn a_write_from_a_stale_read_is_planned_again() {
             );
         }
     }
+}
+
+/// A wide type whose points are doubles, over six rows.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Minutes", partition_key = "{sensor}", row_key = "{day}", wide)]
+struct Minutes {
+    sensor: String,
+    day: String,
+    unit: String,
+    #[entity(series)]
+    minutes: [f64; 1440],
+}
+
+fn minutes(day: &str, base: f64) -> Minutes {
+    let mut value = Minutes {
+        sensor: "s".into(),
+        day: day.into(),
+        unit: "C".into(),
+        minutes: [0.0; 1440],
+    };
+    for (m, reading) in value.minutes.iter_mut().enumerate() {
+        *reading = base + f64::from(u32::try_from(m % 60).unwrap()) / 10.0;
+    }
+    value
+}
+
+/// A filter on the last point (on the last part row) inside a partition keeps
+/// exactly the entities whose whole value matches.
+async fn a_filter_on_the_last_part_row_is_judged_whole(backend: Backend) -> Result<()> {
+    let service = backend.service();
+    service.create_table(TABLE).await?;
+    let table = service.table::<Minutes>(TABLE);
+    table.insert(&minutes("1", 20.0)).await?;
+    table.insert(&minutes("2", 30.0)).await?;
+    let raw = raw_rows(service.engine().as_ref(), "s").await?;
+    assert_eq!(raw.len(), 12, "six rows a day");
+    let last = Minutes::MINUTES.point(1439).unwrap();
+    let hot = table
+        .query()
+        .partition("s")
+        .filter(last.gt(30.0))
+        .collect()
+        .await?;
+    assert_eq!(hot, vec![minutes("2", 30.0)]);
+    let both = table.query().filter(last.gt(25.0)).collect().await?;
+    assert_eq!(both.len(), 2);
+    Ok(())
 }
