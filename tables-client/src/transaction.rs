@@ -4,8 +4,8 @@
 use tables_core::key::validate_table_name;
 use tables_core::model::PartitionOf;
 use tables_core::{
-    validate_batch, Error, ErrorKind, IfMatch, Key, Result, Row, WriteOp, WriteOutcome,
-    MAX_BATCH_OPERATIONS,
+    validate_batch_before_layout, Error, ErrorKind, IfMatch, Key, Result, Row, WriteOp,
+    WriteOutcome, MAX_BATCH_OPERATIONS,
 };
 
 use crate::service::TableServiceClient;
@@ -240,7 +240,7 @@ impl Transaction {
             items.push(item);
         }
         let ops: Vec<WriteOp> = items.iter().map(Item::plain_op).collect();
-        validate_batch(&ops)?;
+        validate_batch_before_layout(&ops)?;
         check_known_count(&items)?;
         upkeep::run(&self.service, &self.table, items, upkeep::Shape::Batch).await
     }

@@ -3,7 +3,8 @@
 //! entity as a base row and up to 99 part rows of the same partition (the layout of
 //! [`tables_core::wide`]) and makes them one entity again on the way up.
 //!
-//! - **Writes** lay the entity out again and write every row in one entity group
+//! - **Writes** (of every row of the table: entities, index copies, index entities)
+//!   lay the entity out again and write every row in one entity group
 //!   transaction: the base row under the entity's condition (its ETag, or the version
 //!   just read for an unconditional write), the existing parts under the versions
 //!   read with it, new parts as inserts and the parts no longer needed as deletes.
@@ -285,11 +286,14 @@ impl WideEngine {
     async fn lay_out_op(&self, table: &str, op: &WriteOp) -> Result<Laid> {
         let layout_only = || Some(LAYOUT_PROPERTIES.iter().map(|n| (*n).to_owned()).collect());
         match op {
-            WriteOp::Insert(entity) if is_wide(entity) => Ok(Laid {
+            // Every row of the table goes through here, not only the ones the codec
+            // marked: an index copy rebuilt from a read (which drops the marks), or a
+            // settled intent's copy, is laid out alike.
+            WriteOp::Insert(entity) if is_wide(entity) || !fits_one_row(entity) => Ok(Laid {
                 ops: WideEngine::lay_out(entity, None, None)?,
                 retry: false,
             }),
-            WriteOp::Replace { entity, if_match } if is_wide(entity) => {
+            WriteOp::Replace { entity, if_match } => {
                 let stored = self.read_rows(table, &entity.key(), layout_only()).await?;
                 let (condition, retry) = WideEngine::condition(Some(if_match), stored.as_ref());
                 Ok(Laid {
@@ -297,7 +301,7 @@ impl WideEngine {
                     retry,
                 })
             }
-            WriteOp::UpsertReplace(entity) if is_wide(entity) => {
+            WriteOp::UpsertReplace(entity) => {
                 let stored = self.read_rows(table, &entity.key(), layout_only()).await?;
                 let (condition, retry) = WideEngine::condition(None, stored.as_ref());
                 Ok(Laid {
@@ -317,11 +321,7 @@ impl WideEngine {
                         // needs several rows; a lost race to an insert is planned
                         // again.
                         None => Laid {
-                            ops: if is_wide(entity) {
-                                WideEngine::lay_out(entity, None, None)?
-                            } else {
-                                vec![WriteOp::Insert(entity.clone())]
-                            },
+                            ops: WideEngine::lay_out(entity, None, None)?,
                             retry: true,
                         },
                         // A merge fails as the service says.
@@ -435,6 +435,20 @@ impl WideEngine {
         Ok(out)
     }
 
+    /// `e`, a laid-out batch's validation error, with what made the batch.
+    fn explain(e: Error) -> Error {
+        if e.kind() != ErrorKind::RequestTooLarge {
+            return e;
+        }
+        let message = format!(
+            "{} (the transaction's wide entities, laid out over their rows with the index \
+             copies written beside them, exceed what one entity group transaction carries: keep \
+             large fields in blobs with #[entity(blob)], or index them outside the partition)",
+            e.message()
+        );
+        e.with_message(message)
+    }
+
     fn too_many_rows(table: &str, rows: usize) -> Error {
         Error::local(
             ErrorKind::InvalidBatch,
@@ -527,7 +541,8 @@ impl Engine for WideEngine {
                 if laid.ops.len() > tables_core::MAX_BATCH_OPERATIONS {
                     return Err(WideEngine::too_many_rows(table, laid.ops.len()));
                 }
-                validate_batch(&laid.ops).map_err(|e| e.without_batch_index().with_table(table))?;
+                validate_batch(&laid.ops)
+                    .map_err(|e| WideEngine::explain(e.without_batch_index()).with_table(table))?;
                 self.inner
                     .submit_batch(table, &laid.ops)
                     .await
@@ -575,7 +590,7 @@ impl Engine for WideEngine {
                 Some(&i) => e.with_batch_index(i),
                 None => e,
             };
-            validate_batch(&flat).map_err(|e| back(e).with_table(table))?;
+            validate_batch(&flat).map_err(|e| WideEngine::explain(back(e)).with_table(table))?;
             match self.inner.submit_batch(table, &flat).await {
                 Ok(outcomes) => {
                     return Ok(starts

@@ -41,8 +41,8 @@ pub use query::{
 };
 pub use value::{EdmType, Value};
 pub use write::{
-    validate_batch, IfMatch, PendingUpkeep, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
-    MAX_BATCH_OPERATIONS,
+    validate_batch, validate_batch_before_layout, IfMatch, PendingUpkeep, WriteMode, WriteOp,
+    WriteOutcome, MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS,
 };
 
 #[doc(hidden)]

@@ -175,24 +175,19 @@ pub fn validate_property(name: &str, value: &Value) -> Result<()> {
 /// [`ErrorKind::EntityTooLarge`]. Every error carries the entity key, and the
 /// property at fault where there is one.
 pub fn validate_entity(entity: &DynamicEntity) -> Result<()> {
+    validate_entity_properties(entity)?;
     let key = entity.key();
-    validate_entity_key(&key)?;
     if entity.len() > MAX_USER_PROPERTIES {
         return Err(Error::new(
             ErrorKind::TooManyProperties,
             format!(
                 "the entity has {} properties; the service allows at most \
                  {MAX_USER_PROPERTIES} besides PartitionKey, RowKey and Timestamp (split it over \
-                 several entities)",
+                 several entities, or mark its type #[entity(wide)])",
                 entity.len()
             ),
         )
         .with_entity_key(key));
-    }
-    for (name, value) in entity.properties() {
-        if let Err(e) = validate_property(name, value) {
-            return Err(e.with_entity_key(key));
-        }
     }
     let size = entity_size(entity);
     if size > MAX_ENTITY_BYTES {
@@ -204,6 +199,24 @@ pub fn validate_entity(entity: &DynamicEntity) -> Result<()> {
             ),
         )
         .with_entity_key(key));
+    }
+    Ok(())
+}
+
+/// The checks of [`validate_entity`] that hold for each property alone: the keys,
+/// and each property's name and value (not the entity's size or property count).
+///
+/// # Errors
+///
+/// As [`validate_entity`], but never [`ErrorKind::TooManyProperties`] or
+/// [`ErrorKind::EntityTooLarge`].
+pub fn validate_entity_properties(entity: &DynamicEntity) -> Result<()> {
+    let key = entity.key();
+    validate_entity_key(&key)?;
+    for (name, value) in entity.properties() {
+        if let Err(e) = validate_property(name, value) {
+            return Err(e.with_entity_key(key));
+        }
     }
     Ok(())
 }

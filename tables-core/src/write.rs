@@ -307,6 +307,23 @@ impl Eq for PendingUpkeep {}
 /// PartitionKey or a repeated RowKey; [`ErrorKind::RequestTooLarge`] above 4 MiB; the
 /// operation's own validation error otherwise.
 pub fn validate_batch(ops: &[WriteOp]) -> Result<()> {
+    check_batch(ops, false)
+}
+
+/// [`validate_batch`] for a batch on its way into the client's layers: a row marked
+/// for the wide layout (`tables_core::wide`) is checked key and property by
+/// property, but not for its size and property count, and does not count toward
+/// the batch's size; the wide layer lays it out over rows within the limits and
+/// checks the batch it sends with [`validate_batch`].
+///
+/// # Errors
+///
+/// As [`validate_batch`].
+pub fn validate_batch_before_layout(ops: &[WriteOp]) -> Result<()> {
+    check_batch(ops, true)
+}
+
+fn check_batch(ops: &[WriteOp], before_layout: bool) -> Result<()> {
     let Some(first) = ops.first() else {
         return Err(Error::new(
             ErrorKind::InvalidBatch,
@@ -329,7 +346,14 @@ pub fn validate_batch(ops: &[WriteOp]) -> Result<()> {
         std::collections::HashSet::with_capacity(ops.len());
     let mut total = 0usize;
     for (index, op) in ops.iter().enumerate() {
-        op.validate().map_err(|e| e.with_batch_index(index))?;
+        let laid_out_later = before_layout && op.entity().is_some_and(crate::wide::is_wide);
+        if laid_out_later {
+            op.entity()
+                .map_or(Ok(()), crate::size::validate_entity_properties)
+                .map_err(|e| e.with_batch_index(index))?;
+        } else {
+            op.validate().map_err(|e| e.with_batch_index(index))?;
+        }
         if op.partition_key() != partition {
             return Err(Error::new(
                 ErrorKind::InvalidBatch,
@@ -354,7 +378,9 @@ pub fn validate_batch(ops: &[WriteOp]) -> Result<()> {
             .with_batch_index(index)
             .with_entity_key(op.key()));
         }
-        total += op.estimated_size();
+        if !laid_out_later {
+            total += op.estimated_size();
+        }
         if total > MAX_BATCH_BYTES {
             return Err(Error::new(
                 ErrorKind::RequestTooLarge,

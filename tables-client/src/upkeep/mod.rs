@@ -362,7 +362,7 @@ async fn run_items(
         let prepared = plan::prepare(&items, olds)?;
         let (reads, stale) = read_rows(service, prepared.to_read(table)).await?;
         let built = prepared.build(table, &reads, &stale)?;
-        tables_core::validate_batch(&built.ops).map_err(|e| built.map_error(e))?;
+        tables_core::validate_batch_before_layout(&built.ops).map_err(|e| built.map_error(e))?;
         let codecs = built.codecs.clone();
         let covered = covered_items(&items, &built);
         match commit::commit(service, table, built, &mut rounds).await {
