@@ -49,7 +49,7 @@ mod request_id;
 pub use bulk::{BulkMode, BulkReport, BulkWriter, ChunkOutcome};
 pub use periodic::{Period, PeriodicTables};
 pub use prefixed::PrefixedEngine;
-pub use query::{PageToken, Query, TypedPage};
+pub use query::{AcrossPartitions, PageToken, Query, TypedPage};
 pub use request_id::ClientRequestId;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};

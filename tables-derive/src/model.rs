@@ -279,6 +279,10 @@ pub(crate) enum KeyForm {
     ReverseTicks,
     /// `{field}` on a calendar date: `yyyy-MM-dd` (trait `KeyDate`).
     Date,
+    /// `{field:shard(N)}` on text: the field's stable hash bucket, 0 to N-1,
+    /// zero-padded to the digits of N-1 (the hashed shard key). Lossy: the field is
+    /// read back from its other placeholder in the key.
+    Shard(usize),
 }
 
 impl KeyForm {
@@ -292,8 +296,14 @@ impl KeyForm {
             KeyForm::Signed => Some(20),
             KeyForm::Ticks | KeyForm::ReverseTicks => Some(19),
             KeyForm::Date => Some(10),
+            KeyForm::Shard(buckets) => Some(shard_width(buckets)),
         }
     }
+}
+
+/// The digits of a shard bucket number among `buckets` (at least 1).
+pub(crate) fn shard_width(buckets: usize) -> usize {
+    buckets.saturating_sub(1).max(1).to_string().len()
 }
 
 /// `index(..)` or `index_entity(..)`.

@@ -632,7 +632,11 @@ async fn indexes_of_a_wide_type_hold_whole_copies(backend: Backend) -> Result<()
     let outcome = table.insert(&first).await?;
     // The copy in the other partition, settled right after the write, is laid out
     // over rows too (it was rebuilt from a read, which drops the layout's marks).
-    assert!(outcome.pending_upkeep.is_none(), "{:?}", outcome.pending_upkeep);
+    assert!(
+        outcome.pending_upkeep.is_none(),
+        "{:?}",
+        outcome.pending_upkeep
+    );
     let by_code = table
         .get_by_index(Station::code_key("north", "N1")?)
         .await?;

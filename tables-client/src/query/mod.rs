@@ -6,6 +6,7 @@
 //! reads only primary rows of the kinds its type reads: index copies, index entries
 //! and the client's own rows never come back.
 
+mod across;
 mod fetch;
 mod stream;
 mod token;
@@ -21,6 +22,7 @@ use tables_core::{Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Row, M
 use crate::service::TableServiceClient;
 use crate::table::{Table, Versioned};
 
+pub use across::AcrossPartitions;
 use fetch::Fetcher;
 use stream::PageStream;
 pub(crate) use token::Fingerprint;
@@ -162,6 +164,47 @@ impl<T: Row> Query<T> {
     pub fn partition(mut self, partition_key: impl Into<String>) -> Self {
         self.partition = Some(partition_key.into());
         self
+    }
+
+    /// The query in each of `partitions` at once, merged in key order (by RowKey,
+    /// then PartitionKey): how rows spread over the buckets of a hashed shard key
+    /// (`{field:shard(N)}` in the PartitionKey) are read together, with
+    /// `T::shard_partitions(..)` naming the partitions. Every other part of the
+    /// query (filter, row range, `take`, projection) applies as usual; `take` counts
+    /// the merged items.
+    ///
+    /// ```
+    /// use futures::TryStreamExt;
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// // Sign-ins keyed by time would all land in one partition at a time; a bucket
+    /// // of the user's name spreads them over 8.
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{user:shard(8)}", row_key = "{at:020}_{user}")]
+    /// pub struct SignIn { pub user: String, pub at: u64 }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// let signins = service.table::<SignIn>("SignIns");
+    /// signins.create().await?;
+    /// for (at, user) in [(3, "ann"), (1, "bob"), (2, "cy")] {
+    ///     signins.insert(&SignIn { user: user.into(), at }).await?;
+    /// }
+    /// let all = signins
+    ///     .query()
+    ///     .across_partitions(SignIn::shard_partitions()?)
+    ///     .collect()
+    ///     .await?;
+    /// let order: Vec<u64> = all.iter().map(|s| s.at).collect();
+    /// assert_eq!(order, [1, 2, 3]);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn across_partitions(
+        self,
+        partitions: impl IntoIterator<Item = impl Into<String>>,
+    ) -> AcrossPartitions<T> {
+        AcrossPartitions::new(self, partitions.into_iter().map(Into::into).collect())
     }
 
     /// Only RowKeys in `range`: a derived range or prefix helper

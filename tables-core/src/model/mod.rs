@@ -69,8 +69,9 @@ pub mod __private {
         range_ticks, range_uuid,
     };
     pub use super::reader::{
-        finish_partition_key, finish_row_key, write_date, write_literal, write_padded,
-        write_reverse_ticks, write_signed, write_str_part, write_text, write_ticks, KeyReader,
+        finish_partition_key, finish_row_key, write_bucket, write_date, write_literal,
+        write_padded, write_reverse_ticks, write_shard, write_signed, write_str_part, write_text,
+        write_ticks, KeyReader,
     };
     pub use super::registry::Registration;
     pub use inventory;

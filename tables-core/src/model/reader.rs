@@ -4,7 +4,7 @@
 use crate::datetime::DateTime;
 use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::form::{date, padded, signed, text, ticks};
+use crate::key::form::{date, padded, shard, signed, text, ticks};
 use crate::key::{validate_partition_key, validate_row_key};
 use crate::model::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
 
@@ -25,6 +25,27 @@ pub fn write_literal(out: &mut String, text: &str) {
 pub fn write_str_part(out: &mut String, value: &str, field: &'static str) -> Result<()> {
     text::check(value, field)?;
     out.push_str(value);
+    Ok(())
+}
+
+/// Appends bucket `bucket` among `buckets`, as a shard placeholder writes it.
+pub fn write_bucket(out: &mut String, bucket: usize, buckets: usize) {
+    shard::write_bucket(out, bucket, buckets);
+}
+
+/// Appends the shard bucket of a text value among `buckets` (`{field:shard(N)}`).
+///
+/// # Errors
+///
+/// As [`write_str_part`], for the value hashed.
+pub fn write_shard(
+    out: &mut String,
+    value: &str,
+    buckets: usize,
+    field: &'static str,
+) -> Result<()> {
+    text::check(value, field)?;
+    shard::write_bucket(out, shard::bucket(value, buckets), buckets);
     Ok(())
 }
 
@@ -280,6 +301,23 @@ impl<'a> KeyReader<'a> {
 
     fn field<T>(&self, field: &str, part: &str, result: Result<T>) -> Result<T> {
         result.map_err(|e| self.error(format!("field `{field}` from {part:?}: {}", e.message())))
+    }
+
+    /// Reads a shard bucket (`{field:shard(N)}`): its digits, which must name a
+    /// bucket among `buckets`. The field's value is read from its other placeholder
+    /// in the key.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part is not a bucket number.
+    pub fn shard(&mut self, buckets: usize, field: &'static str) -> Result<usize> {
+        let part = self.take_fixed(shard::width(buckets), field)?;
+        let bucket = part
+            .parse::<usize>()
+            .ok()
+            .filter(|b| *b < buckets && part.bytes().all(|c| c.is_ascii_digit()))
+            .ok_or_else(|| Error::new(ErrorKind::Decode, format!("not a bucket among {buckets}")));
+        self.field(field, part, bucket)
     }
 
     /// Reads a variable-width `String` part: all but the last `tail_len` bytes of

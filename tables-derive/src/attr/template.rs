@@ -32,7 +32,12 @@ pub(crate) enum RawForm {
     Ticks,
     /// `{f:rticks}`
     ReverseTicks,
+    /// `{f:shard(N)}`
+    Shard(usize),
 }
+
+/// The most buckets a shard placeholder may name.
+pub(crate) const MAX_SHARDS: usize = 1000;
 
 /// Parses template syntax. Adjacent literals are merged, `{{` and `}}` unescaped.
 /// Returns every syntax error found (messages only: they all point at the
@@ -146,6 +151,18 @@ fn raw_form(name: &str, form: &str) -> Result<RawForm, String> {
         "rticks" => return Ok(RawForm::ReverseTicks),
         _ => {}
     }
+    if let Some(count) = form
+        .strip_prefix("shard(")
+        .and_then(|f| f.strip_suffix(')'))
+    {
+        return match count.parse::<usize>() {
+            Ok(n) if (2..=MAX_SHARDS).contains(&n) => Ok(RawForm::Shard(n)),
+            _ => Err(format!(
+                "`{{{name}:{form}}}`: the bucket count must be a number from 2 to {MAX_SHARDS}, \
+                 e.g. `{{{name}:shard(16)}}`"
+            )),
+        };
+    }
     let digits = form
         .strip_prefix('0')
         .filter(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()));
@@ -158,7 +175,8 @@ fn raw_form(name: &str, form: &str) -> Result<RawForm, String> {
         return Err(format!(
             "unknown key form `{form}` in `{{{name}:{form}}}`{hint}; the forms are `{{{name}}}` (text, or a Uuid), \
              `{{{name}:0N}}` (unsigned integer zero-padded to N digits, 1 to {MAX_WIDTH}), `{{{name}:signed}}` \
-             (signed integer), `{{{name}:ticks}}` and `{{{name}:rticks}}` (date-time, oldest or newest first)"
+             (signed integer), `{{{name}:ticks}}` and `{{{name}:rticks}}` (date-time, oldest or newest first), \
+             `{{{name}:shard(N)}}` (a stable hash bucket of text, 0 to N-1)"
         ));
     };
     match digits.parse::<usize>() {
@@ -276,6 +294,7 @@ fn bind(name: &str, form: RawForm, fields: &[Field], span: Span) -> syn::Result<
         RawForm::Signed => KeyForm::Signed,
         RawForm::Ticks => KeyForm::Ticks,
         RawForm::ReverseTicks => KeyForm::ReverseTicks,
+        RawForm::Shard(n) => KeyForm::Shard(n),
     };
     Ok(Placeholder { field: index, form })
 }

@@ -90,6 +90,10 @@ pub(crate) fn write_segments(
                 let name = lit(&field_name(field));
                 let value = arg(placeholder.field);
                 match placeholder.form {
+                    KeyForm::Shard(buckets) => {
+                        let buckets = Literal::usize_unsuffixed(buckets);
+                        quote!(#p::write_shard(&mut #out, #value, #buckets, #name)?;)
+                    }
                     KeyForm::Text if kt.is_str() => {
                         quote!(#p::write_str_part(&mut #out, #value, #name)?;)
                     }
@@ -112,7 +116,7 @@ pub(crate) fn write_segments(
                             KeyForm::Date => {
                                 quote!(#p::write_date(&mut #out, &#codec, #value, #name)?;)
                             }
-                            KeyForm::Text | KeyForm::Uuid => {
+                            KeyForm::Text | KeyForm::Uuid | KeyForm::Shard(_) => {
                                 quote!(#p::write_text(&mut #out, &#codec, #value, #name)?;)
                             }
                         }
@@ -205,6 +209,86 @@ pub(crate) fn writer_fn(
     })
 }
 
+/// `T::shard_partitions(..)`, when the PartitionKey holds a shard bucket: every
+/// PartitionKey the buckets spread the rows over, given the template's other fields.
+fn shard_partitions(cx: &Ctx<'_>, errors: &str) -> syn::Result<TokenStream> {
+    let model = cx.model;
+    let p = &cx.private;
+    let vis = &model.vis;
+    let template = &model.partition_key;
+    let Some(buckets) = template.segments.iter().find_map(|s| match s {
+        Segment::Field(placeholder) => match placeholder.form {
+            KeyForm::Shard(n) => Some(n),
+            _ => None,
+        },
+        Segment::Literal(_) => None,
+    }) else {
+        return Ok(TokenStream::new());
+    };
+    let mut fields: Vec<usize> = Vec::new();
+    for segment in &template.segments {
+        if let Segment::Field(placeholder) = segment {
+            if !matches!(placeholder.form, KeyForm::Shard(_))
+                && !fields.contains(&placeholder.field)
+            {
+                fields.push(placeholder.field);
+            }
+        }
+    }
+    let params = value_params(cx, &fields)?;
+    let arg = |i: usize| param_ref(cx, i);
+    let out = format_ident!("__key");
+    let mut writes = TokenStream::new();
+    for segment in &template.segments {
+        if let Segment::Field(placeholder) = segment {
+            if let KeyForm::Shard(n) = placeholder.form {
+                let n = Literal::usize_unsuffixed(n);
+                writes.extend(quote!(#p::write_bucket(&mut #out, __bucket, #n);));
+                continue;
+            }
+        }
+        writes.extend(write_segments(
+            cx,
+            std::slice::from_ref(segment),
+            &out,
+            &arg,
+        )?);
+    }
+    let count = Literal::usize_unsuffixed(buckets);
+    let doc = lit(&format!(
+        "Every PartitionKey the shard buckets spread `{}` rows over, bucket 0 to {} \
+         (template `{}`), given its other fields: the partitions a query over all \
+         buckets reads (`Query::across_partitions`).{errors}",
+        model.kind,
+        buckets - 1,
+        template.source
+    ));
+    let body = if cx.stub {
+        let names = fields.iter().map(|&i| &cx.model.fields[i].ident);
+        let fail = super::stub::never_runs(p);
+        quote! {
+            let _ = (#(#names,)*);
+            #fail
+        }
+    } else {
+        quote! {
+            let mut __keys = ::std::vec::Vec::with_capacity(#count);
+            for __bucket in 0..#count {
+                let mut #out = ::std::string::String::new();
+                #writes
+                __keys.push(#p::finish_partition_key(#out)?);
+            }
+            ::core::result::Result::Ok(__keys)
+        }
+    };
+    Ok(quote! {
+        #[doc = #doc]
+        #vis fn shard_partitions(#(#params),*) -> #p::Result<::std::vec::Vec<::std::string::String>> {
+            #body
+        }
+    })
+}
+
 /// A call of a writer with the fields' references from `arg`.
 pub(crate) fn call_writer(
     name: &syn::Ident,
@@ -290,6 +374,7 @@ pub(crate) fn builders(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             #rk_call
         }
     };
+    items.extend(shard_partitions(cx, errors)?);
     for (i, index) in model.indexes.iter().enumerate() {
         match index_builder(cx, i, index, errors) {
             Ok(builder) => items.extend(builder),
@@ -424,6 +509,13 @@ pub(crate) fn read_back(
             }
             Segment::Field(placeholder) => {
                 let field = &cx.model.fields[placeholder.field];
+                if let KeyForm::Shard(buckets) = placeholder.form {
+                    // The bucket's digits; the field comes from its other placeholder.
+                    let buckets = Literal::usize_unsuffixed(buckets);
+                    let name = lit(&field_name(field));
+                    statements.extend(quote!(#reader.shard(#buckets, #name)?;));
+                    continue;
+                }
                 let kt = key_type(field)?;
                 let value = read_part(
                     &reader,
@@ -492,13 +584,17 @@ fn read_part(
         KeyForm::Ticks => quote!(#reader.ticks(&#codec, #name)),
         KeyForm::ReverseTicks => quote!(#reader.reverse_ticks(&#codec, #name)),
         KeyForm::Date => quote!(#reader.date(&#codec, #name)),
+        KeyForm::Shard(buckets) => {
+            let buckets = Literal::usize_unsuffixed(buckets);
+            quote!(#reader.shard(#buckets, #name))
+        }
     }
 }
 
 /// Which key trait a form writes a value through.
 fn key_trait(form: KeyForm) -> &'static str {
     match form {
-        KeyForm::Text | KeyForm::Uuid => "TEXT",
+        KeyForm::Text | KeyForm::Uuid | KeyForm::Shard(_) => "TEXT",
         KeyForm::Padded(_) | KeyForm::Signed => "INT",
         KeyForm::Ticks | KeyForm::ReverseTicks => "TIME",
         KeyForm::Date => "DATE",
@@ -530,7 +626,9 @@ pub(crate) fn key_codec_statics(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             };
             let field = &model.fields[placeholder.field];
             let kt = key_type(field)?;
-            if placeholder.form == KeyForm::Text && kt.is_str() {
+            if (placeholder.form == KeyForm::Text && kt.is_str())
+                || matches!(placeholder.form, KeyForm::Shard(_))
+            {
                 continue; // written as `&str`, no trait
             }
             let which = key_trait(placeholder.form);

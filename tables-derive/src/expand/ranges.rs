@@ -44,7 +44,9 @@ fn template_helpers(
         let Segment::Field(placeholder) = segment else {
             continue;
         };
-        if seen.contains(&placeholder.field) {
+        // A shard bucket is a hash: no range over it (the field's own placeholder
+        // gets its helpers).
+        if seen.contains(&placeholder.field) || matches!(placeholder.form, KeyForm::Shard(_)) {
             continue;
         }
         seen.push(placeholder.field);
@@ -164,6 +166,12 @@ impl Helper<'_> {
                 quote!(&'r str),
                 quote!(#p::range_str(__key, #range, #name_lit)),
             ),
+            KeyForm::Shard(_) => {
+                return Err(syn::Error::new(
+                    self.span,
+                    "a shard bucket has no range: it is a hash",
+                ))
+            }
         };
         let generics = if form == KeyForm::Text {
             quote!(<'r>)

@@ -47,6 +47,7 @@ pub(crate) fn placeholder_text(name: &str, form: KeyForm) -> String {
         KeyForm::Signed => format!("{{{name}:signed}}"),
         KeyForm::Ticks => format!("{{{name}:ticks}}"),
         KeyForm::ReverseTicks => format!("{{{name}:rticks}}"),
+        KeyForm::Shard(buckets) => format!("{{{name}:shard({buckets})}}"),
     }
 }
 
@@ -79,8 +80,9 @@ fn max_digits(int: &str) -> usize {
 type PlaceholderRule = fn(&Slot<'_>) -> Option<String>;
 
 /// In order; a placeholder reports the first rule it breaks only.
-const PLACEHOLDER_RULES: [PlaceholderRule; 8] = [
+const PLACEHOLDER_RULES: [PlaceholderRule; 9] = [
     stored_field,
+    shard_of_text_in_primary,
     present_in_primary,
     keyable_shape,
     integer_has_width,
@@ -111,6 +113,29 @@ pub(crate) fn placeholders(model: &EntityModel, site: &Site<'_>, errors: &mut Er
             errors.push(site.template.span, message);
         }
     }
+}
+
+/// A shard bucket hashes a `String` and spreads the primary rows.
+fn shard_of_text_in_primary(slot: &Slot<'_>) -> Option<String> {
+    if !matches!(slot.form, KeyForm::Shard(_)) {
+        return None;
+    }
+    let name = slot.name();
+    if !slot.site.is_primary() {
+        return Some(format!(
+            "{}: a shard bucket spreads the primary rows over partitions; an index key can't \
+             hold one (write `{{{name}}}`)",
+            slot.at()
+        ));
+    }
+    if !matches!(slot.field.shape, TypeShape::String) {
+        return Some(format!(
+            "{}: a shard bucket hashes text, and `{name}` is {}: shard by a `String` field",
+            slot.at(),
+            describe(&slot.field.shape)
+        ));
+    }
+    None
 }
 
 /// Rule 5: a key field needs a value and a key form: not `skip`, `json` or `with`.

@@ -119,11 +119,34 @@ fn template_fields(template: &Template) -> impl Iterator<Item = usize> + '_ {
         })
 }
 
-/// Rule 10: a field lives in one place of the primary key.
+/// Rule 10: a field lives in one place of the primary key. A shard bucket
+/// (`{field:shard(N)}`) is no place: it can't be read back, so its field must also
+/// be written in full somewhere in the primary key.
 pub(crate) fn primary_fields_once(model: &EntityModel, errors: &mut Errors) {
     let mut seen: Vec<usize> = Vec::new();
-    for site in templates(model).iter().filter(|site| site.is_primary()) {
-        for field in template_fields(site.template) {
+    let mut sharded: Vec<(usize, &Site<'_>)> = Vec::new();
+    let sites = templates(model);
+    for site in sites.iter().filter(|site| site.is_primary()) {
+        for segment in &site.template.segments {
+            let Segment::Field(placeholder) = segment else {
+                continue;
+            };
+            let field = placeholder.field;
+            if matches!(placeholder.form, KeyForm::Shard(_)) {
+                if sharded.iter().any(|(f, _)| *f == field) {
+                    let name = model
+                        .fields
+                        .get(field)
+                        .map(|f| f.ident.to_string())
+                        .unwrap_or_default();
+                    errors.push(
+                        site.template.span,
+                        format!("`{name}` has two shard buckets in the primary key; one spreads the rows"),
+                    );
+                }
+                sharded.push((field, site));
+                continue;
+            }
             if seen.contains(&field) {
                 let name = model
                     .fields
@@ -140,6 +163,23 @@ pub(crate) fn primary_fields_once(model: &EntityModel, errors: &mut Errors) {
                 );
             }
             seen.push(field);
+        }
+    }
+    for (field, site) in sharded {
+        if !seen.contains(&field) {
+            let name = model
+                .fields
+                .get(field)
+                .map(|f| f.ident.to_string())
+                .unwrap_or_default();
+            errors.push(
+                site.template.span,
+                format!(
+                    "`{{{name}:shard(..)}}` in {} writes only a hash bucket of `{name}`, which can't be \
+                     read back: write `{{{name}}}` in the primary key too, e.g. row_key = \"{{{name}}}_..\"",
+                    site.describe()
+                ),
+            );
         }
     }
 }

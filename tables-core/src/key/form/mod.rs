@@ -12,6 +12,7 @@
 //! | calendar date | `{field}` on a date | 10 | [`date`] |
 //! | UUID | `{field}` on a `Uuid` | 36 | [`uuid`] |
 //! | text | `{field}` on text | variable | [`text`] |
+//! | hashed shard bucket | `{field:shard(N)}` on text | digits of N-1 | [`shard`] |
 
 use std::ops::{Bound, RangeBounds};
 
@@ -20,6 +21,7 @@ use crate::key::{prefix_range, KeyRange};
 
 pub mod date;
 pub mod padded;
+pub mod shard;
 pub mod signed;
 #[cfg(test)]
 mod tests;

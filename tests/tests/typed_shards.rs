@@ -1,0 +1,200 @@
+//! Hashed shard keys (`{field:shard(N)}`): a PartitionKey that starts with a stable
+//! hash bucket of a field spreads rows that would share one hot partition over N,
+//! and `Query::across_partitions` with `T::shard_partitions(..)` reads every bucket at
+//! once, merged in key order; on every engine of the typed matrix.
+
+#![allow(clippy::unwrap_used)] // tests
+
+use std::collections::BTreeSet;
+
+use tables_client::key::form::shard::bucket;
+use tables_client::{Entity, IfMatch, Result};
+use tables_tests::read::all_rows;
+use tables_tests::typed::Backend;
+
+/// Sign-ins: by time they would all go to one partition; a bucket of the user
+/// spreads them over 8. The user is read back from the RowKey.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(
+    kind = "SignIn",
+    partition_key = "{user:shard(8)}",
+    row_key = "{at:010}_{user}"
+)]
+struct SignIn {
+    user: String,
+    at: u64,
+    device: String,
+}
+
+/// A bucket beside another field: `{site:shard(4)}_{day}`.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(
+    kind = "Visit",
+    partition_key = "{site:shard(12)}_{day}",
+    row_key = "{site}_{n:04}"
+)]
+struct Visit {
+    site: String,
+    day: String,
+    n: u32,
+}
+
+const TABLE: &str = "Shards";
+
+fn signin(i: u64) -> SignIn {
+    SignIn {
+        user: format!("user{:02}", i % 23),
+        at: 1_000 + i,
+        device: format!("d{i}"),
+    }
+}
+
+/// The rows spread over the buckets; the merged query returns them all in RowKey
+/// order (here, time order); `take` and a row range apply to the merged result; a
+/// row reads, updates and deletes by its key as any other.
+async fn buckets_spread_and_merge_back_in_key_order(backend: Backend) -> Result<()> {
+    let service = backend.service();
+    service.create_table(TABLE).await?;
+    let table = service.table::<SignIn>(TABLE);
+    // Inserted newest first, so the merge, not the insert order, sorts them.
+    for i in (0..60).rev() {
+        table.insert(&signin(i)).await?;
+    }
+    let rows = all_rows(service.engine().as_ref(), TABLE).await?;
+    let partitions: BTreeSet<&str> = rows.iter().map(|r| r.partition_key.as_str()).collect();
+    assert!(partitions.len() >= 6, "spread over {partitions:?}");
+    for row in &rows {
+        let user = row.row_key.split('_').nth(1).unwrap();
+        assert_eq!(
+            row.partition_key,
+            bucket(user, 8).to_string(),
+            "{}",
+            row.row_key
+        );
+    }
+    assert_eq!(
+        SignIn::shard_partitions()?,
+        ["0", "1", "2", "3", "4", "5", "6", "7"]
+    );
+
+    let all = table
+        .query()
+        .across_partitions(SignIn::shard_partitions()?)
+        .collect()
+        .await?;
+    assert_eq!(all, (0..60).map(signin).collect::<Vec<_>>());
+
+    let first = table
+        .query()
+        .take(7)
+        .across_partitions(SignIn::shard_partitions()?)
+        .collect()
+        .await?;
+    assert_eq!(first, (0..7).map(signin).collect::<Vec<_>>());
+
+    let window = table
+        .query()
+        .row_range(SignIn::at_range(1_010..1_020)?)
+        .across_partitions(SignIn::shard_partitions()?)
+        .collect()
+        .await?;
+    assert_eq!(window, (10..20).map(signin).collect::<Vec<_>>());
+
+    let key = SignIn::key("user05", 1_005)?;
+    let read = table.get(&key).await?.unwrap();
+    assert_eq!(read.value, signin(5));
+    let moved = SignIn {
+        device: "new".into(),
+        ..signin(5)
+    };
+    table.replace(&moved, IfMatch::Etag(read.etag)).await?;
+    assert_eq!(table.get(&key).await?.unwrap().value, moved);
+    table.delete(&key, IfMatch::Any).await?;
+    assert!(table.get(&key).await?.is_none());
+
+    // A query naming a partition and partitions is refused before anything runs.
+    let both = table
+        .query()
+        .partition("0")
+        .across_partitions(SignIn::shard_partitions()?)
+        .collect()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        both.kind(),
+        tables_client::ErrorKind::InvalidInput,
+        "{both}"
+    );
+    Ok(())
+}
+
+/// A bucket beside another field: `shard_partitions(day)` names the day's buckets.
+async fn buckets_beside_other_fields(backend: Backend) -> Result<()> {
+    let service = backend.service();
+    service.create_table(TABLE).await?;
+    let table = service.table::<Visit>(TABLE);
+    let mut expected = Vec::new();
+    for site in ["alpha", "beta", "gamma", "delta", "eps"] {
+        for n in 0..3 {
+            for day in ["2026-11-24", "2026-11-25"] {
+                let visit = Visit {
+                    site: site.into(),
+                    day: day.into(),
+                    n,
+                };
+                table.insert(&visit).await?;
+                if day == "2026-11-25" {
+                    expected.push(visit);
+                }
+            }
+        }
+    }
+    let partitions = Visit::shard_partitions("2026-11-25")?;
+    assert_eq!(partitions.len(), 12);
+    assert_eq!(partitions[3], "03_2026-11-25");
+    let day = table
+        .query()
+        .across_partitions(partitions)
+        .collect()
+        .await?;
+    expected.sort_by(|a, b| (a.site.as_str(), a.n).cmp(&(b.site.as_str(), b.n)));
+    assert_eq!(day, expected);
+    Ok(())
+}
+
+tables_tests::typed_matrix!(
+    buckets_spread_and_merge_back_in_key_order,
+    buckets_beside_other_fields,
+);
+
+/// The derive (which can't depend on `tables-core`) writes a bucket at the width
+/// core's shard form reads: digits of N-1, at the edges of the allowed counts.
+#[test]
+fn the_derive_writes_buckets_at_cores_width() {
+    use tables_client::key::form::shard::{width, MAX_SHARDS};
+
+    #[derive(Entity, Debug, Clone, PartialEq)]
+    #[entity(partition_key = "{a:shard(1000)}", row_key = "{a}")]
+    struct Most {
+        a: String,
+    }
+    #[derive(Entity, Debug, Clone, PartialEq)]
+    #[entity(partition_key = "{a:shard(10)}", row_key = "{a}")]
+    struct Ten {
+        a: String,
+    }
+    #[derive(Entity, Debug, Clone, PartialEq)]
+    #[entity(partition_key = "{a:shard(2)}", row_key = "{a}")]
+    struct Two {
+        a: String,
+    }
+    assert_eq!(MAX_SHARDS, 1000);
+    let most = Most::shard_partitions().unwrap();
+    assert_eq!((most.len(), most[999].as_str()), (1000, "999"));
+    assert!(most.iter().all(|k| k.len() == width(1000)));
+    assert_eq!(Ten::shard_partitions().unwrap().last().unwrap(), "9");
+    assert_eq!(Two::shard_partitions().unwrap(), ["0", "1"]);
+    let key = Most::key("x").unwrap();
+    let key = tables_client::EntityKey::from(key);
+    assert_eq!(key.partition_key, format!("{:03}", bucket("x", 1000)));
+}
