@@ -432,6 +432,11 @@ impl Prepared<'_> {
                     let primary = &self.items[*index].key;
                     let of = self.index_of(*index, copy);
                     let op = match put_copy(row, copy.entity(), of, table, primary) {
+                        // As for index entities: an insert relies on the copy it
+                        // found only under the copy's ETag.
+                        Ok(None) if self.inserts(*index) => {
+                            row.map(|row| replace_over(row, copy.entity()))
+                        }
                         Ok(op) => op,
                         // An item of this transaction gives the value up: take it over.
                         Err(taken_err) => match (Holder::of(row, of, primary), row) {
@@ -461,6 +466,13 @@ impl Prepared<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether item `item`'s primary write is an insert: conditional on the row's
+    /// absence only, so it can't tell whether the index rows it read belonged to a
+    /// previous row with its key that is being deleted.
+    fn inserts(&self, item: usize) -> bool {
+        matches!(self.primaries.get(item), Some((WriteOp::Insert(_), _)))
     }
 
     /// Whether the item whose primary is `owner` held the copy of index `index` at
@@ -501,9 +513,13 @@ impl Prepared<'_> {
                     next.remove(member);
                 }
                 next.extend(change.adds.iter().cloned());
-                if next == members {
+                if next == members && !self.inserts(change.item) {
                     return Ok(None);
                 }
+                // An insert that finds its membership already listed read a list
+                // that a concurrent delete of the previous row with this key may be
+                // about to change: the list is rewritten as read, under its ETag, so
+                // the transaction fails (and is planned again) if it did.
                 entry_op(key, current, &change.entry_type, &next)
             })();
             if let Some(op) = planned.map_err(|e: Error| e.with_batch_index(change.item))? {
