@@ -42,6 +42,14 @@ fn day(sensor: &str, day: &str, base: f64) -> SensorDay {
     }
 }
 
+/// The rows the table holds for the sensor, as the storage engine has them.
+async fn stored_rows(
+    service: &tables_client::TableServiceClient,
+) -> BoxResult<Vec<tables_client::DynamicEntity>> {
+    let spec = QuerySpec::new().filter(tables_client::Filter::partition_key("boiler-7"));
+    Ok(service.engine().query(TABLE, &spec, None).await?.items)
+}
+
 #[tokio::main]
 async fn main() -> BoxResult<()> {
     tables_examples::run(sensor_readings).await
@@ -62,15 +70,7 @@ async fn sensor_readings(example: Example) -> BoxResult<()> {
     readings
         .insert(&day("boiler-7", "2026-11-24", 30.0))
         .await?;
-    let rows = service
-        .engine()
-        .query(
-            TABLE,
-            &QuerySpec::new().filter(tables_client::Filter::partition_key("boiler-7")),
-            None,
-        )
-        .await?
-        .items;
+    let rows = stored_rows(&service).await?;
     let keys: Vec<&str> = rows.iter().map(|r| r.row_key.as_str()).collect();
     println!(
         "\n1. two days of 1,440 readings stored as {} rows: {keys:?}",
@@ -132,15 +132,7 @@ async fn sensor_readings(example: Example) -> BoxResult<()> {
 
     // 5. A delete removes every row of the day.
     readings.delete(&key, IfMatch::Any).await?;
-    let left = service
-        .engine()
-        .query(
-            TABLE,
-            &QuerySpec::new().filter(tables_client::Filter::partition_key("boiler-7")),
-            None,
-        )
-        .await?
-        .items;
+    let left = stored_rows(&service).await?;
     println!(
         "5. deleted 2026-11-23: {} rows left (the other day)",
         left.len()

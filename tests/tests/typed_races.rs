@@ -66,6 +66,23 @@ impl Forward for DeleteAfterRead {
     }
 }
 
+/// A mem engine, the meddling engine over it, and a client over that with the
+/// staff table created.
+async fn fixture() -> (
+    MemEngine,
+    Arc<Forwarding<DeleteAfterRead>>,
+    TableServiceClient,
+) {
+    let inner = MemEngine::new();
+    let engine = Arc::new(Forwarding(DeleteAfterRead {
+        inner: inner.clone(),
+        armed: Mutex::new(None),
+    }));
+    let service = TableServiceClient::from_engine(engine.clone());
+    service.create_table(STAFF).await.unwrap();
+    (inner, engine, service)
+}
+
 fn clerk() -> Clerk {
     Clerk {
         department: "Sales".into(),
@@ -83,13 +100,7 @@ fn clerk() -> Clerk {
 #[tokio::test]
 async fn an_insert_does_not_rely_on_index_rows_a_concurrent_delete_changes() {
     for watched in ["team_red", "desk_D8", "email_c8@contoso.com"] {
-        let inner = MemEngine::new();
-        let engine = Arc::new(Forwarding(DeleteAfterRead {
-            inner: inner.clone(),
-            armed: Mutex::new(None),
-        }));
-        let service = TableServiceClient::from_engine(engine.clone());
-        service.create_table(STAFF).await.unwrap();
+        let (inner, engine, service) = fixture().await;
         let clerks = service.table::<Clerk>(STAFF);
         clerks.insert(&clerk()).await.unwrap();
 
@@ -127,13 +138,7 @@ async fn an_insert_does_not_rely_on_index_rows_a_concurrent_delete_changes() {
 /// previous row with its key (same content), which a concurrent delete removes.
 #[tokio::test]
 async fn an_insert_does_not_rely_on_a_copy_a_concurrent_delete_removes() {
-    let inner = MemEngine::new();
-    let engine = Arc::new(Forwarding(DeleteAfterRead {
-        inner: inner.clone(),
-        armed: Mutex::new(None),
-    }));
-    let service = TableServiceClient::from_engine(engine.clone());
-    service.create_table(STAFF).await.unwrap();
+    let (inner, engine, service) = fixture().await;
     let seats = service.table::<Seat>(STAFF);
     let seat = Seat {
         department: "Sales".into(),

@@ -119,6 +119,15 @@ fn template_fields(template: &Template) -> impl Iterator<Item = usize> + '_ {
         })
 }
 
+/// The name of field `field` of `model`, for messages.
+fn ident_of(model: &EntityModel, field: usize) -> String {
+    model
+        .fields
+        .get(field)
+        .map(|f| f.ident.to_string())
+        .unwrap_or_default()
+}
+
 /// Rule 10: a field lives in one place of the primary key. A shard bucket
 /// (`{field:shard(N)}`) is no place: it can't be read back, so its field must also
 /// be written in full somewhere in the primary key.
@@ -134,11 +143,7 @@ pub(crate) fn primary_fields_once(model: &EntityModel, errors: &mut Errors) {
             let field = placeholder.field;
             if matches!(placeholder.form, KeyForm::Shard(_)) {
                 if sharded.iter().any(|(f, _)| *f == field) {
-                    let name = model
-                        .fields
-                        .get(field)
-                        .map(|f| f.ident.to_string())
-                        .unwrap_or_default();
+                    let name = ident_of(model, field);
                     errors.push(
                         site.template.span,
                         format!("`{name}` has two shard buckets in the primary key; one spreads the rows"),
@@ -148,11 +153,7 @@ pub(crate) fn primary_fields_once(model: &EntityModel, errors: &mut Errors) {
                 continue;
             }
             if seen.contains(&field) {
-                let name = model
-                    .fields
-                    .get(field)
-                    .map(|f| f.ident.to_string())
-                    .unwrap_or_default();
+                let name = ident_of(model, field);
                 errors.push(
                     site.template.span,
                     format!(
@@ -167,11 +168,7 @@ pub(crate) fn primary_fields_once(model: &EntityModel, errors: &mut Errors) {
     }
     for (field, site) in sharded {
         if !seen.contains(&field) {
-            let name = model
-                .fields
-                .get(field)
-                .map(|f| f.ident.to_string())
-                .unwrap_or_default();
+            let name = ident_of(model, field);
             errors.push(
                 site.template.span,
                 format!(
