@@ -8,17 +8,18 @@
 //! The design guide's large-entities pattern: `#[entity(blob)]` marks the field;
 //! `TableServiceClient::with_blob_store` names the blob store and container. A write
 //! uploads the value to a new blob first, then writes the row, then deletes the
-//! blob it replaced, so a row never points at a missing or half-written blob; a
-//! crash in between leaves at most an orphan blob, which `sweep_orphans` removes.
+//! blob it replaced, so a row never points at a missing or half-written blob. The
+//! write lists the blobs it uploads in an intent row before uploading them, so a
+//! crash in between leaves at most an orphan blob that `reconcile()` finds and
+//! removes.
 #![allow(clippy::print_stdout)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tables_client::blob::ListBlobsOptions;
-use tables_client::large::BlobEngine;
 use tables_client::mem::{CallKind, Fault};
-use tables_client::{Entity, ErrorKind, TableServiceClient};
+use tables_client::{Entity, ErrorKind};
 use tables_examples::{blob_container, ensure, BoxResult, Example};
 
 const TABLE: &str = "Employees";
@@ -56,9 +57,7 @@ async fn run(
 ) -> BoxResult<()> {
     let plain = example.service();
     plain.create_table(TABLE).await?;
-    let layer = BlobEngine::new(Arc::clone(plain.engine()), blobs.clone(), container)
-        .with_sweep_grace(Duration::ZERO);
-    let service = TableServiceClient::new(layer.clone());
+    let service = plain.clone().with_blob_store(blobs.clone(), container);
     let employees = service.table::<Employee>(TABLE);
     let count = || async {
         let page = blobs
@@ -111,7 +110,7 @@ async fn run(
     //    new blob is removed (the write did not apply).
     example
         .faults()
-        .inject(Fault::fail(ErrorKind::Server).on(CallKind::Write));
+        .inject(Fault::fail(ErrorKind::Server).on(CallKind::Batch));
     let failed = employees
         .upsert(&Employee {
             photo: photo(3),
@@ -134,25 +133,44 @@ async fn run(
         "a failed write changes nothing",
     )?;
 
-    // 4. The answer of a write is lost after it applied: an old blob may be left
-    //    behind; the sweep removes what no row refers to.
+    // 4. The writer crashes after uploading a new photo, before writing the row
+    //    (here: its row write never returns and the write is dropped). The row
+    //    keeps its photo; reconcile() finds the write's intent, fences it so the
+    //    write can never commit, and deletes the orphan blob.
     example
         .faults()
-        .inject(Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::Write));
-    let lost = employees
-        .upsert(&Employee {
+        .inject(Fault::delay(Duration::from_secs(3600)).on(CallKind::Batch));
+    let crashed = tokio::time::timeout(
+        Duration::from_millis(300),
+        employees.upsert(&Employee {
             photo: photo(4),
             ..ann.clone()
-        })
-        .await;
+        }),
+    )
+    .await;
     example.faults().clear();
-    let report = layer.sweep_orphans(TABLE).await?;
+    let blobs_after_crash = count().await?;
+    let report = employees.reconcile().await?;
+    let read = employees
+        .get(Employee::key("HR", 7)?)
+        .await?
+        .ok_or("written")?
+        .value;
     println!(
-        "4. a lost answer (error = {}); sweep: {report:?}; blobs: {}",
-        lost.is_err(),
+        "4. a crash after the upload (finished: {}): blobs {blobs_after_crash}; reconcile: {}; \
+         blobs: {}",
+        crashed.is_ok(),
+        report,
         count().await?
     );
-    ensure(count().await? == 1, "one blob per photo after the sweep")?;
+    ensure(
+        crashed.is_err() && blobs_after_crash == 2,
+        "the crash left an orphan blob",
+    )?;
+    ensure(
+        read == new_photo && count().await? == 1 && report.layers.blobs_deleted == 1,
+        "reconcile removed the orphan; the row kept its photo",
+    )?;
 
     // 5. Deleting the employee deletes the photo.
     employees

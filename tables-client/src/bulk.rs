@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 
 use futures::stream::{self, StreamExt};
 use tables_core::model::IndexKind;
+use tables_core::sealed::is_held;
 use tables_core::size::entity_size;
 use tables_core::{
     validate_batch, DynamicEntity, Error, ErrorKind, Result, Row, WriteOp, WriteOutcome,
@@ -501,6 +502,9 @@ fn cut(partition_key: String, items: Vec<Planned>, reserve: usize) -> Vec<Chunk>
     let mut chunks = Vec::new();
     let mut current: Vec<Planned> = Vec::new();
     let (mut ops, mut bytes) = (0usize, 0usize);
+    // A chunk with a blob field's value carries one more row: the blob layer's
+    // intent (`crate::large`).
+    let mut blob_intent = 0usize;
     for item in items {
         let item_ops = 1 + item.copies.len() + reserve;
         let item_bytes = std::iter::once(&item.primary)
@@ -508,17 +512,24 @@ fn cut(partition_key: String, items: Vec<Planned>, reserve: usize) -> Vec<Chunk>
             .map(entity_size)
             .sum::<usize>()
             + reserve * MAX_DELETE_BYTES;
+        let item_intent = usize::from(
+            std::iter::once(&item.primary)
+                .chain(&item.copies)
+                .any(|row| row.properties().any(|(_, value)| is_held(value))),
+        );
         if !current.is_empty()
-            && (ops + item_ops > MAX_BATCH_OPERATIONS || bytes + item_bytes > MAX_BATCH_BYTES)
+            && (ops + item_ops + blob_intent.max(item_intent) > MAX_BATCH_OPERATIONS
+                || bytes + item_bytes > MAX_BATCH_BYTES)
         {
             chunks.push(Chunk {
                 partition_key: partition_key.clone(),
                 items: std::mem::take(&mut current),
             });
-            (ops, bytes) = (0, 0);
+            (ops, bytes, blob_intent) = (0, 0, 0);
         }
         ops += item_ops;
         bytes += item_bytes;
+        blob_intent = blob_intent.max(item_intent);
         current.push(item);
     }
     if !current.is_empty() {

@@ -551,6 +551,11 @@ impl EncryptingEngine {
     }
 
     async fn settle(&self, _applied: Applied, _pending: Vec<()>) {}
+
+    /// No row is the layer's own.
+    fn hides(&self, _row: &DynamicEntity) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -35,53 +35,18 @@ impl Applied {
 /// - `async fn settle(&self, applied: Applied, pending: Vec<$pending>)`: after the
 ///   write (or batch) with what its outcome says.
 ///
-/// Table operations pass through.
+/// Or, for a layer that runs its writes itself (`writes = ..`):
+///
+/// - `async fn $write_rows(&self, table: &str, ops: &[WriteOp], batch: bool) -> Result<Vec<WriteOutcome>>`:
+///   a write (one op, `batch` false) or a batch, whole;
+/// - `async fn $reconcile(&self, table: &str, partition_key: Option<&str>) -> Result<LayerReconcileReport>`:
+///   its own part of [`tables_core::Engine::reconcile_layers`] (after the inner engine's).
+///
+/// Table operations pass through; reads go through `read_row`, except the rows
+/// `fn hides(&self, row: &DynamicEntity) -> bool` says are the layer's own.
 macro_rules! row_layer_engine {
     ($layer:ty, $pending:ty) => {
-        #[::async_trait::async_trait]
-        impl ::tables_core::Engine for $layer {
-            async fn create_table(&self, table: &str) -> ::tables_core::Result<()> {
-                self.inner().create_table(table).await
-            }
-
-            async fn delete_table(&self, table: &str) -> ::tables_core::Result<()> {
-                self.inner().delete_table(table).await
-            }
-
-            async fn list_tables(
-                &self,
-                options: &::tables_core::ListTablesOptions,
-            ) -> ::tables_core::Result<::tables_core::TablePage> {
-                self.inner().list_tables(options).await
-            }
-
-            async fn get_entity(
-                &self,
-                table: &str,
-                key: &::tables_core::EntityKey,
-                select: Option<&[String]>,
-            ) -> ::tables_core::Result<Option<::tables_core::DynamicEntity>> {
-                match self.inner().get_entity(table, key, select).await? {
-                    Some(row) => Ok(Some(self.read_row(table, row).await?)),
-                    None => Ok(None),
-                }
-            }
-
-            async fn query(
-                &self,
-                table: &str,
-                spec: &::tables_core::QuerySpec,
-                continuation: Option<&::tables_core::ContinuationToken>,
-            ) -> ::tables_core::Result<::tables_core::Page<::tables_core::DynamicEntity>> {
-                let mut page = self.inner().query(table, spec, continuation).await?;
-                let mut items = Vec::with_capacity(page.items.len());
-                for row in std::mem::take(&mut page.items) {
-                    items.push(self.read_row(table, row).await?);
-                }
-                page.items = items;
-                Ok(page)
-            }
-
+        $crate::layer::row_layer_engine!(@impl $layer, {
             async fn write(
                 &self,
                 table: &str,
@@ -118,6 +83,103 @@ macro_rules! row_layer_engine {
                     .await;
                 outcome
             }
+
+            async fn reconcile_layers(
+                &self,
+                table: &str,
+                partition_key: Option<&str>,
+            ) -> ::tables_core::Result<::tables_core::LayerReconcileReport> {
+                self.inner().reconcile_layers(table, partition_key).await
+            }
+        });
+    };
+    ($layer:ty, writes = $write_rows:ident, reconcile = $reconcile:ident) => {
+        $crate::layer::row_layer_engine!(@impl $layer, {
+            async fn write(
+                &self,
+                table: &str,
+                op: &::tables_core::WriteOp,
+            ) -> ::tables_core::Result<::tables_core::WriteOutcome> {
+                let mut outcomes = self
+                    .$write_rows(table, std::slice::from_ref(op), false)
+                    .await?;
+                outcomes.pop().ok_or_else(|| {
+                    ::tables_core::Error::new(
+                        ::tables_core::ErrorKind::Decode,
+                        "a write returned no outcome",
+                    )
+                })
+            }
+
+            async fn submit_batch(
+                &self,
+                table: &str,
+                ops: &[::tables_core::WriteOp],
+            ) -> ::tables_core::Result<Vec<::tables_core::WriteOutcome>> {
+                self.$write_rows(table, ops, true).await
+            }
+
+            async fn reconcile_layers(
+                &self,
+                table: &str,
+                partition_key: Option<&str>,
+            ) -> ::tables_core::Result<::tables_core::LayerReconcileReport> {
+                let mut report = self.inner().reconcile_layers(table, partition_key).await?;
+                report.absorb(&self.$reconcile(table, partition_key).await?);
+                Ok(report)
+            }
+        });
+    };
+    // The table operations and reads, and the writes given.
+    (@impl $layer:ty, { $($writes:tt)* }) => {
+        #[::async_trait::async_trait]
+        impl ::tables_core::Engine for $layer {
+            $($writes)*
+
+        async fn create_table(&self, table: &str) -> ::tables_core::Result<()> {
+            self.inner().create_table(table).await
+        }
+
+        async fn delete_table(&self, table: &str) -> ::tables_core::Result<()> {
+            self.inner().delete_table(table).await
+        }
+
+        async fn list_tables(
+            &self,
+            options: &::tables_core::ListTablesOptions,
+        ) -> ::tables_core::Result<::tables_core::TablePage> {
+            self.inner().list_tables(options).await
+        }
+
+        async fn get_entity(
+            &self,
+            table: &str,
+            key: &::tables_core::EntityKey,
+            select: Option<&[String]>,
+        ) -> ::tables_core::Result<Option<::tables_core::DynamicEntity>> {
+            match self.inner().get_entity(table, key, select).await? {
+                Some(row) if !self.hides(&row) => Ok(Some(self.read_row(table, row).await?)),
+                _ => Ok(None),
+            }
+        }
+
+        async fn query(
+            &self,
+            table: &str,
+            spec: &::tables_core::QuerySpec,
+            continuation: Option<&::tables_core::ContinuationToken>,
+        ) -> ::tables_core::Result<::tables_core::Page<::tables_core::DynamicEntity>> {
+            let mut page = self.inner().query(table, spec, continuation).await?;
+            let mut items = Vec::with_capacity(page.items.len());
+            for row in std::mem::take(&mut page.items) {
+                if self.hides(&row) {
+                    continue;
+                }
+                items.push(self.read_row(table, row).await?);
+            }
+            page.items = items;
+            Ok(page)
+        }
         }
     };
 }

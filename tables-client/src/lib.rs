@@ -56,10 +56,10 @@ pub use table::{Table, Versioned};
 pub use tables_core::{
     col, validate_batch, validate_select, AuthHint, CmpOp, Column, Contains, ContinuationToken,
     DateTime, DynamicEntity, ETag, EdmType, Engine, Entity, EntityKey, EntityUnion, Error,
-    ErrorKind, Filter, IfMatch, IndexKey, Key, KeyOf, KeyRange, ListTablesOptions, Origin, Page,
-    PendingUpkeep, Property, QueryPlan, QuerySpec, Result, Row, TablePage, TypedColumn,
-    UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
-    MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
+    ErrorKind, Filter, IfMatch, IndexKey, Key, KeyOf, KeyRange, LayerReconcileReport,
+    ListTablesOptions, Origin, Page, PendingUpkeep, Property, QueryPlan, QuerySpec, Result, Row,
+    TablePage, TypedColumn, UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome,
+    MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
 };
 pub use tables_core::{error_code, filter, key, size};
 

@@ -225,6 +225,16 @@ impl<E: Engine> Engine for PrefixedEngine<E> {
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.inner.submit_batch(&self.inner_name(table)?, ops).await
     }
+
+    async fn reconcile_layers(
+        &self,
+        table: &str,
+        partition_key: Option<&str>,
+    ) -> Result<tables_core::LayerReconcileReport> {
+        self.inner
+            .reconcile_layers(&self.inner_name(table)?, partition_key)
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -613,4 +613,12 @@ impl Engine for WideEngine {
             }
         }
     }
+
+    async fn reconcile_layers(
+        &self,
+        table: &str,
+        partition_key: Option<&str>,
+    ) -> Result<tables_core::LayerReconcileReport> {
+        self.inner.reconcile_layers(table, partition_key).await
+    }
 }

@@ -97,6 +97,50 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     /// nothing is written. Rule violations (see [`crate::validate_batch`]) fail before
     /// anything is written.
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>>;
+
+    /// Finishes what the layers of this engine left undone in `table` (in one
+    /// partition, with `partition_key`): the blob layer's orphan blobs, found
+    /// through its intent rows (`tables_client::large`). A storage engine has no
+    /// layers and does nothing; a layer does its own work after its inner engine's,
+    /// and a wrapper forwards the call. `Table::reconcile` calls it.
+    ///
+    /// # Errors
+    ///
+    /// The first error met; the work that could be done was done, and what was left
+    /// stays for the next call.
+    async fn reconcile_layers(
+        &self,
+        table: &str,
+        partition_key: Option<&str>,
+    ) -> Result<LayerReconcileReport> {
+        let _ = (table, partition_key);
+        Ok(LayerReconcileReport::default())
+    }
+}
+
+/// What [`Engine::reconcile_layers`] found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LayerReconcileReport {
+    /// Blob intents found: writes of blob fields that had not finished.
+    pub blob_intents_found: usize,
+    /// Of those, writes that had committed: the blobs they replaced were deleted.
+    pub blob_writes_committed: usize,
+    /// Of those, writes that had not committed: fenced, so they never can, and the
+    /// blobs they uploaded deleted.
+    pub blob_writes_fenced: usize,
+    /// Blobs deleted.
+    pub blobs_deleted: usize,
+}
+
+impl LayerReconcileReport {
+    /// Adds `other`'s counts to this report's.
+    pub fn absorb(&mut self, other: &LayerReconcileReport) {
+        self.blob_intents_found += other.blob_intents_found;
+        self.blob_writes_committed += other.blob_writes_committed;
+        self.blob_writes_fenced += other.blob_writes_fenced;
+        self.blobs_deleted += other.blobs_deleted;
+    }
 }
 
 /// Implements [`Engine`] for a smart pointer by forwarding every call to the engine
@@ -141,6 +185,14 @@ macro_rules! forward_engine {
 
             async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
                 (**self).submit_batch(table, ops).await
+            }
+
+            async fn reconcile_layers(
+                &self,
+                table: &str,
+                partition_key: Option<&str>,
+            ) -> Result<LayerReconcileReport> {
+                (**self).reconcile_layers(table, partition_key).await
             }
         }
     };

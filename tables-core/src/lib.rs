@@ -27,7 +27,7 @@ mod write;
 
 pub use blob::{BlobCondition, BlobData, BlobPage, BlobProperties, BlobStore, ListBlobsOptions};
 pub use datetime::DateTime;
-pub use engine::Engine;
+pub use engine::{Engine, LayerReconcileReport};
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::code as error_code;
 pub use error::{AuthHint, Error, ErrorKind, Origin, Result, UniqueViolation};

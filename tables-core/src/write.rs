@@ -107,6 +107,18 @@ impl WriteOp {
         }
     }
 
+    /// The entity written, to change it (every mode but delete).
+    pub fn entity_mut(&mut self) -> Option<&mut DynamicEntity> {
+        match self {
+            WriteOp::Insert(e)
+            | WriteOp::UpsertReplace(e)
+            | WriteOp::UpsertMerge(e)
+            | WriteOp::Replace { entity: e, .. }
+            | WriteOp::Merge { entity: e, .. } => Some(e),
+            WriteOp::Delete { .. } => None,
+        }
+    }
+
     /// The precondition, for the conditional modes.
     pub fn if_match(&self) -> Option<&IfMatch> {
         match self {

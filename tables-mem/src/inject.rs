@@ -112,6 +112,14 @@ impl<E: Engine> Engine for FaultInjector<E> {
         let ticket = self.faults.enter(CallKind::Batch).await?;
         ticket.finish(self.inner.submit_batch(table, ops).await)
     }
+
+    async fn reconcile_layers(
+        &self,
+        table: &str,
+        partition_key: Option<&str>,
+    ) -> Result<tables_core::LayerReconcileReport> {
+        self.inner.reconcile_layers(table, partition_key).await
+    }
 }
 
 /// The same controls for any blob store (the remote one on Azurite, say), so the

@@ -116,4 +116,12 @@ impl<F: Forward> Engine for Forwarding<F> {
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.0.submit_batch(table, ops).await
     }
+
+    async fn reconcile_layers(
+        &self,
+        table: &str,
+        partition_key: Option<&str>,
+    ) -> Result<tables_core::LayerReconcileReport> {
+        self.0.inner().reconcile_layers(table, partition_key).await
+    }
 }

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tables_client::blob::{BlobStore, ListBlobsOptions};
-use tables_client::large::BlobEngine;
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
     Engine, Entity, ErrorKind, IfMatch, Origin, Result, TableServiceClient, Value,
@@ -255,130 +254,171 @@ tables_tests::typed_matrix!(
     without_a_blob_store_nothing_is_written,
 );
 
+/// How a crash-matrix write ended.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Insert,
+    Replace,
+    Delete,
+}
+
+/// A fresh mem engine and mem blob store behind fault injectors, a client with the
+/// blob store over them, and the staff table (with ann, unless `step` inserts her).
+async fn crash_rig(
+    step: Step,
+) -> (
+    FaultInjector<tables_client::mem::MemEngine>,
+    FaultInjector<tables_client::mem::MemBlobStore>,
+    tables_client::Table<Employee>,
+) {
+    let engine = FaultInjector::new(tables_client::mem::MemEngine::new());
+    let blobs = FaultInjector::new(tables_client::mem::MemBlobStore::new());
+    blobs.create_container("photos").await.unwrap();
+    let service =
+        TableServiceClient::new(engine.clone()).with_blob_store(Arc::new(blobs.clone()), "photos");
+    service.create_table(TABLE).await.unwrap();
+    let staff = service.table::<Employee>(TABLE);
+    if !matches!(step, Step::Insert) {
+        staff.insert(&employee("ann", 1)).await.unwrap();
+    }
+    (engine, blobs, staff)
+}
+
+async fn run_step(staff: &tables_client::Table<Employee>, step: Step) -> Result<()> {
+    let key = Employee::key("hr", "ann").unwrap();
+    match step {
+        Step::Insert => staff.insert(&employee("ann", 2)).await.map(|_| ()),
+        Step::Replace => staff.upsert(&employee("ann", 2)).await.map(|_| ()),
+        Step::Delete => staff.delete(&key, IfMatch::Any).await.map(|_| ()),
+    }
+}
+
+/// How long a crash-matrix write may take before the test drops it as crashed.
+const CRASH_AFTER: Duration = Duration::from_millis(300);
+
+/// The blob layer's intent rows left in the table.
+async fn intent_rows(engine: &dyn Engine) -> usize {
+    all_rows(engine, TABLE)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|row| row.get("EntityType") == Some(&Value::String("$blobs".into())))
+        .count()
+}
+
 /// The crash matrix, on the mem engine and mem blob store (both behind fault
-/// injectors): an insert, a replace and a delete, each with each step failing in
-/// each way (refused, answer lost after applying, in doubt); then the row reads back
-/// whole (the old value or the new, never a mix or a missing blob), every blob a
-/// row refers to exists, and a sweep leaves exactly those.
+/// injectors): an insert, a replace and a delete, with a fault at *every* call
+/// the write makes, to the table or to the blob store, of each kind (refused,
+/// answer lost after applying, in doubt before reaching the store, and the writer
+/// crashing there, its call never made and nothing after it done). Then: the row
+/// reads back whole (the old value or the new, never a mix or a missing blob); a
+/// success wrote the new value and an error that says the write did not apply
+/// changed nothing; every blob a row refers to exists; and `reconcile()` leaves
+/// exactly those blobs and no intent row.
 #[tokio::test]
 async fn crash_matrix_never_leaves_a_row_without_its_blob() {
-    let faults: Vec<(&str, bool, Fault)> = vec![
-        (
-            "upload refused",
-            true,
-            Fault::fail(ErrorKind::Server).on(CallKind::PutBlob),
-        ),
-        (
-            "upload lost",
-            true,
-            Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::PutBlob),
-        ),
-        (
-            "upload in doubt",
-            true,
-            Fault::fail_in_doubt(ErrorKind::Timeout).on(CallKind::PutBlob),
-        ),
-        (
-            "row write refused",
-            false,
-            Fault::fail(ErrorKind::Server).on(CallKind::Write),
-        ),
-        (
-            "row write lost",
-            false,
-            Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::Write),
-        ),
-        (
-            "row write in doubt",
-            false,
-            Fault::fail_in_doubt(ErrorKind::Timeout).on(CallKind::Write),
-        ),
-        (
-            "old blob delete refused",
-            true,
-            Fault::fail(ErrorKind::Server).on(CallKind::DeleteBlob),
-        ),
-        (
-            "old blob delete lost",
-            true,
-            Fault::fail_after_applying(ErrorKind::Timeout).on(CallKind::DeleteBlob),
-        ),
-        (
-            "read before the write fails",
-            false,
-            Fault::fail(ErrorKind::Server).on(CallKind::GetEntity),
-        ),
+    type MakeFault = fn() -> Fault;
+    let kinds: Vec<(&str, MakeFault)> = vec![
+        ("refused", || Fault::fail(ErrorKind::Server)),
+        ("lost", || Fault::fail_after_applying(ErrorKind::Timeout)),
+        ("in doubt", || Fault::fail_in_doubt(ErrorKind::Timeout)),
+        // The call never returns: the writer crashes there (the test drops it).
+        ("crash", || Fault::delay(Duration::from_secs(3600))),
     ];
-    #[derive(Debug, Clone, Copy)]
-    enum Step {
-        Insert,
-        Replace,
-        Delete,
-    }
+    let mut cases = 0;
     for step in [Step::Insert, Step::Replace, Step::Delete] {
-        for (name, on_blobs, fault) in faults.clone() {
-            let case = format!("{step:?}, {name}");
-            let engine = FaultInjector::new(tables_client::mem::MemEngine::new());
-            let blobs = FaultInjector::new(tables_client::mem::MemBlobStore::new());
-            blobs.create_container("photos").await.unwrap();
-            let layer =
-                BlobEngine::new(Arc::new(engine.clone()), Arc::new(blobs.clone()), "photos")
-                    .with_sweep_grace(Duration::ZERO);
-            let service = TableServiceClient::new(layer.clone());
-            service.create_table(TABLE).await.unwrap();
-            let staff = service.table::<Employee>(TABLE);
-            if !matches!(step, Step::Insert) {
-                staff.insert(&employee("ann", 1)).await.unwrap();
+        // How many calls the write makes to each store when nothing fails.
+        let (engine, blobs, staff) = crash_rig(step).await;
+        let (table_calls, blob_calls) = (engine.faults().calls(), blobs.faults().calls());
+        run_step(&staff, step).await.unwrap();
+        let table_calls = engine.faults().calls() - table_calls;
+        let blob_calls = blobs.faults().calls() - blob_calls;
+        assert!(
+            table_calls >= 3,
+            "{step:?}: read, intent and commit ({table_calls})"
+        );
+        for on_blobs in [false, true] {
+            let calls = if on_blobs { blob_calls } else { table_calls };
+            for n in 1..=calls {
+                for (kind, fault) in &kinds {
+                    cases += 1;
+                    let store = if on_blobs { "blob store" } else { "table" };
+                    let case = format!("{step:?}, {store} call {n} {kind}");
+                    let (engine, blobs, staff) = crash_rig(step).await;
+                    if on_blobs {
+                        blobs.faults().inject(fault().nth(n));
+                    } else {
+                        engine.faults().inject(fault().nth(n));
+                    }
+                    let outcome =
+                        match tokio::time::timeout(CRASH_AFTER, run_step(&staff, step)).await {
+                            Ok(outcome) => outcome,
+                            // The writer stopped there: its future dropped, as by a crash.
+                            Err(_) => Err(tables_client::Error::new(ErrorKind::Timeout, "crashed")
+                                .with_may_have_applied()),
+                        };
+                    engine.faults().clear();
+                    blobs.faults().clear();
+                    check_after_crash(&case, step, &outcome, &engine, &blobs, &staff).await;
+                }
             }
-
-            if on_blobs {
-                blobs.faults().inject(fault);
-            } else {
-                engine.faults().inject(fault);
-            }
-            let key = Employee::key("hr", "ann").unwrap();
-            let outcome = match step {
-                Step::Insert => staff.insert(&employee("ann", 2)).await.map(|_| ()),
-                Step::Replace => staff.upsert(&employee("ann", 2)).await.map(|_| ()),
-                Step::Delete => staff.delete(&key, IfMatch::Any).await.map(|_| ()),
-            };
-            engine.faults().clear();
-            blobs.faults().clear();
-
-            // Whatever happened, the row reads back whole, or is gone.
-            let got = staff
-                .get(&key)
-                .await
-                .unwrap_or_else(|e| panic!("{case}: the row does not read: {e}"))
-                .map(|v| v.value);
-            let allowed: Vec<Option<Employee>> = match step {
-                Step::Insert => vec![None, Some(employee("ann", 2))],
-                Step::Replace => vec![Some(employee("ann", 1)), Some(employee("ann", 2))],
-                Step::Delete => vec![Some(employee("ann", 1)), None],
-            };
-            assert!(allowed.contains(&got), "{case}: a mixed or damaged value");
-            if outcome.is_ok() {
-                let done = match step {
-                    Step::Insert | Step::Replace => Some(employee("ann", 2)),
-                    Step::Delete => None,
-                };
-                assert_eq!(got, done, "{case}: the write succeeded");
-            }
-            // Every referenced blob exists; after a sweep, nothing else does.
-            let refs = referenced(&engine).await;
-            let stored = blob_names(&blobs, "photos").await;
-            assert!(
-                refs.is_subset(&stored),
-                "{case}: a row points at a missing blob"
-            );
-            let report = layer.sweep_orphans(TABLE).await.unwrap();
-            assert_eq!(
-                blob_names(&blobs, "photos").await,
-                refs,
-                "{case}: after the sweep ({report:?})"
-            );
         }
     }
+    eprintln!("{cases} crash cases");
+    assert!(cases >= 50, "{cases} cases");
+}
+
+async fn check_after_crash(
+    case: &str,
+    step: Step,
+    outcome: &Result<()>,
+    engine: &FaultInjector<tables_client::mem::MemEngine>,
+    blobs: &FaultInjector<tables_client::mem::MemBlobStore>,
+    staff: &tables_client::Table<Employee>,
+) {
+    let key = Employee::key("hr", "ann").unwrap();
+    let got = staff
+        .get(&key)
+        .await
+        .unwrap_or_else(|e| panic!("{case}: the row does not read: {e}"))
+        .map(|v| v.value);
+    let (old, new) = match step {
+        Step::Insert => (None, Some(employee("ann", 2))),
+        Step::Replace => (Some(employee("ann", 1)), Some(employee("ann", 2))),
+        Step::Delete => (Some(employee("ann", 1)), None),
+    };
+    match outcome {
+        Ok(()) => assert_eq!(got, new, "{case}: the write succeeded"),
+        Err(e) if !e.may_have_applied() => {
+            assert_eq!(got, old, "{case}: the write said it did not apply: {e}")
+        }
+        Err(_) => assert!(got == old || got == new, "{case}: a mixed or damaged value"),
+    }
+    let refs = referenced(engine).await;
+    let stored = blob_names(blobs, "photos").await;
+    assert!(
+        refs.is_subset(&stored),
+        "{case}: a row points at a missing blob"
+    );
+    let report = staff
+        .reconcile()
+        .await
+        .unwrap_or_else(|e| panic!("{case}: reconcile failed: {e}"));
+    assert_eq!(
+        blob_names(blobs, "photos").await,
+        refs,
+        "{case}: after reconcile ({report})"
+    );
+    assert_eq!(
+        intent_rows(engine).await,
+        0,
+        "{case}: an intent row is left"
+    );
+    assert_eq!(
+        staff.get(&key).await.unwrap().map(|v| v.value),
+        got,
+        "{case}: reconcile changed the row"
+    );
 }
 
 /// A blob changed behind the client's back is reported, not read as the value.
@@ -409,4 +449,48 @@ async fn a_blob_changed_outside_the_client_is_an_error() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::BlobNotFound, "{err}");
+}
+
+/// `reconcile()` while a write is between its uploads and its commit: it fences
+/// the write's intent and deletes the uploads; the write's transaction, which
+/// carries the intent's pending version, then fails and is planned again, so the
+/// row never refers to the blobs reconcile() deleted.
+#[tokio::test]
+async fn reconcile_during_a_write_fences_it_and_the_write_is_planned_again() {
+    let (engine, blobs, staff) = crash_rig(Step::Replace).await;
+    let before = blob_names(&blobs, "photos").await;
+    // Hold the write's commit (its transaction) until reconcile() has run.
+    engine.faults().inject(
+        Fault::delay(Duration::from_millis(500))
+            .on(CallKind::Batch)
+            .nth(1),
+    );
+    let writer = {
+        let staff = staff.clone();
+        tokio::spawn(async move { staff.upsert(&employee("ann", 2)).await })
+    };
+    // The uploads are done when the store holds the new blobs too.
+    for _ in 0..200 {
+        if blob_names(&blobs, "photos").await.len() > before.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let report = staff.reconcile().await.unwrap();
+    assert_eq!(report.layers.blob_writes_fenced, 1, "{report}");
+    assert_eq!(report.layers.blobs_deleted, 2, "{report}");
+
+    let outcome = writer.await.unwrap().unwrap();
+    assert!(outcome.attempts >= 2, "planned again: {outcome:?}");
+    let got = staff
+        .get(Employee::key("hr", "ann").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(got.map(|v| v.value), Some(employee("ann", 2)));
+    assert_eq!(
+        blob_names(&blobs, "photos").await,
+        referenced(&engine).await,
+        "exactly the blobs the row refers to"
+    );
+    assert_eq!(intent_rows(&engine).await, 0);
 }

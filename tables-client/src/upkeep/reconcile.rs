@@ -4,7 +4,9 @@
 use std::fmt;
 
 use tables_core::model::ENTITY_TYPE_PROPERTY;
-use tables_core::{col, EntityKey, Error, ErrorKind, Filter, QuerySpec, Result, Row};
+use tables_core::{
+    col, EntityKey, Error, ErrorKind, Filter, LayerReconcileReport, QuerySpec, Result, Row,
+};
 
 use super::intents::{LiveIntent, INTENT_TYPE};
 use super::settle::{apply, Finish};
@@ -53,6 +55,10 @@ pub struct ReconcileReport {
     pub touched: Vec<TouchedRow>,
     /// Every intent that could not be finished.
     pub failures: Vec<IntentFailure>,
+    /// What the engine's layers finished ([`tables_core::Engine::reconcile_layers`]):
+    /// with a blob store, the blob intents of writes that stopped part way, and the
+    /// orphan blobs they left, deleted.
+    pub layers: LayerReconcileReport,
 }
 
 impl ReconcileReport {
@@ -108,14 +114,16 @@ impl fmt::Display for ReconcileReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} intents found, {} finished, {} aborted, {} left to other kinds, {} failed; {} index rows written, {} removed",
+            "{} intents found, {} finished, {} aborted, {} left to other kinds, {} failed; {} index rows written, {} removed; {} blob intents finished, {} blobs deleted",
             self.intents_found,
             self.intents_finished,
             self.intents_aborted,
             self.intents_left,
             self.failures.len(),
             self.index_rows_written(),
-            self.index_rows_removed()
+            self.index_rows_removed(),
+            self.layers.blob_intents_found,
+            self.layers.blobs_deleted
         )
     }
 }
@@ -202,6 +210,16 @@ impl<T: Row> Table<T> {
         let codec_for = |kind: &str| derives_kind::<T>(kind).then_some(codec);
         let retention = self.service().options().intent_retention;
         let mut report = ReconcileReport::default();
+        match engine.reconcile_layers(self.name(), partition_key).await {
+            Ok(layers) => report.layers = layers,
+            Err(error) => report.failures.push(IntentFailure {
+                intent: error
+                    .entity_key()
+                    .cloned()
+                    .unwrap_or_else(|| EntityKey::new(partition_key.unwrap_or_default(), "")),
+                error,
+            }),
+        }
         let mut pages = EntityPages::new(self.name(), spec, None);
         while let Some(page) = pages.next(engine.as_ref()).await? {
             for row in page.items {
