@@ -49,6 +49,23 @@ pub fn hold_spill(value: &Value) -> Value {
     Value::Binary(out)
 }
 
+/// The start of a value on its way to a blob that reads leave unfetched (an
+/// `#[entity(blob, lazy)]` field).
+pub const LAZY_MAGIC: &[u8; 16] = b"\0tables:lazy001\0";
+
+/// `value` held for the blob layer, to a blob that reads leave unfetched.
+pub fn hold_lazy(value: &Value) -> Value {
+    let mut out = Vec::with_capacity(LAZY_MAGIC.len() + 16);
+    out.extend_from_slice(LAZY_MAGIC);
+    out.extend_from_slice(&plain_bytes(value));
+    Value::Binary(out)
+}
+
+/// Whether `value` is held for a blob that reads leave unfetched.
+pub fn is_held_lazy(value: &Value) -> bool {
+    matches!(value, Value::Binary(bytes) if bytes.starts_with(LAZY_MAGIC))
+}
+
 /// Whether `value` is held for the blob layer (to a blob, or spilling).
 pub fn is_held(value: &Value) -> bool {
     held_parts(value).is_some()
@@ -58,7 +75,10 @@ pub fn is_held(value: &Value) -> bool {
 pub fn held_parts(value: &Value) -> Option<(bool, &[u8])> {
     match value {
         Value::Binary(bytes) => {
-            if let Some(plain) = bytes.strip_prefix(&HELD_MAGIC[..]) {
+            if let Some(plain) = bytes
+                .strip_prefix(&HELD_MAGIC[..])
+                .or_else(|| bytes.strip_prefix(&LAZY_MAGIC[..]))
+            {
                 Some((false, plain))
             } else {
                 bytes

@@ -128,6 +128,9 @@ pub(crate) struct Field {
     /// `#[entity(spill)]`: like `blob`, but inline while the value fits one
     /// property.
     pub(crate) spill: bool,
+    /// `#[entity(blob, lazy)]`: a `LazyBlob<T>` field; reads leave the blob
+    /// unfetched, a handle to it.
+    pub(crate) lazy: bool,
 }
 
 /// Which key a field of the primary key lives in.

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tables_client::blob::{BlobStore, ListBlobsOptions};
+use tables_client::blob::{BlobStore, LazyBlob, ListBlobsOptions};
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
     Engine, Entity, ErrorKind, IfMatch, Origin, Result, TableServiceClient, Value,
@@ -68,6 +68,99 @@ async fn referenced(engine: &dyn Engine) -> BTreeSet<String> {
         }
     }
     names
+}
+
+/// A document whose body reads leave in its blob.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Document", partition_key = "{folder}", row_key = "d_{id}")]
+struct Document {
+    folder: String,
+    id: String,
+    title: String,
+    #[entity(blob, lazy)]
+    body: LazyBlob<Vec<u8>>,
+}
+
+fn document(id: &str, seed: u8) -> Document {
+    Document {
+        folder: "f".to_owned(),
+        id: id.to_owned(),
+        title: format!("document {id}"),
+        body: LazyBlob::new((0..150_000u32).map(|i| (i as u8) ^ seed).collect()),
+    }
+}
+
+/// A lazy blob field: reads and queries give a handle (with the blob's size), the
+/// value is fetched on demand; writing the entity back with the handle untouched
+/// keeps the blob (nothing uploaded); a handle written into another entity
+/// becomes a copy of its own; a new value replaces the blob.
+async fn lazy_blob_fields_are_fetched_on_demand(backend: Backend) -> Result<()> {
+    let Some((store, container)) = backend.blob_store("typed_large::lazy").await else {
+        return Ok(());
+    };
+    let plain = backend.service();
+    plain.create_table("Docs").await?;
+    let service = plain
+        .clone()
+        .with_blob_store(store.clone(), container.clone());
+    let docs = service.table::<Document>("Docs");
+    let first = document("1", 1);
+    let content = first.body.value().unwrap().clone();
+    docs.insert(&first).await?;
+
+    let read = docs.get(Document::key("f", "1")?).await?.unwrap().value;
+    assert_eq!(read.body.value(), None, "not fetched");
+    assert_eq!(read.body.stored_size(), Some(150_000));
+    assert_eq!(read.body.fetch(store.as_ref()).await?, content);
+    let names = blob_names(store.as_ref(), &container).await;
+    assert_eq!(names.len(), 1);
+
+    // The handle written back untouched: the same blob, nothing uploaded.
+    let retitled = Document {
+        title: "renamed".into(),
+        ..read.clone()
+    };
+    docs.upsert(&retitled).await?;
+    assert_eq!(blob_names(store.as_ref(), &container).await, names);
+    let again = docs.get(Document::key("f", "1")?).await?.unwrap().value;
+    assert_eq!(again.title, "renamed");
+    assert_eq!(again.body.fetch(store.as_ref()).await?, content);
+
+    // The handle in another entity: a copy of its own.
+    let copy = Document {
+        id: "2".into(),
+        ..again.clone()
+    };
+    docs.insert(&copy).await?;
+    assert_eq!(blob_names(store.as_ref(), &container).await.len(), 2);
+    docs.delete(Document::key("f", "1")?, IfMatch::Any).await?;
+    let second = docs.get(Document::key("f", "2")?).await?.unwrap().value;
+    assert_eq!(second.body.fetch(store.as_ref()).await?, content);
+
+    // Queries give handles too.
+    docs.insert(&document("3", 3)).await?;
+    let all = docs.query().collect().await?;
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().all(|d| d.body.value().is_none()));
+
+    // A new value replaces the blob.
+    let replaced = Document {
+        body: LazyBlob::new(vec![9; 70_000]),
+        ..second
+    };
+    docs.upsert(&replaced).await?;
+    let read = docs.get(Document::key("f", "2")?).await?.unwrap().value;
+    assert_eq!(read.body.fetch(store.as_ref()).await?, vec![9; 70_000]);
+    assert_eq!(
+        blob_names(store.as_ref(), &container).await.len(),
+        2,
+        "2 and 3"
+    );
+
+    docs.delete(Document::key("f", "2")?, IfMatch::Any).await?;
+    docs.delete(Document::key("f", "3")?, IfMatch::Any).await?;
+    assert!(blob_names(store.as_ref(), &container).await.is_empty());
+    store.delete_container(&container).await
 }
 
 /// Values round-trip; the row holds a reference, the blob the value; a replace
@@ -249,6 +342,7 @@ async fn spilling_fields_stay_inline_while_they_fit(backend: Backend) -> Result<
 }
 
 tables_tests::typed_matrix!(
+    lazy_blob_fields_are_fetched_on_demand,
     spilling_fields_stay_inline_while_they_fit,
     blob_fields_live_in_blobs,
     without_a_blob_store_nothing_is_written,
@@ -493,4 +587,31 @@ async fn reconcile_during_a_write_fences_it_and_the_write_is_planned_again() {
         "exactly the blobs the row refers to"
     );
     assert_eq!(intent_rows(&engine).await, 0);
+}
+
+/// Reading entities with a lazy blob field reads no blob.
+#[tokio::test]
+async fn reads_of_lazy_fields_fetch_no_blob() {
+    let blobs = FaultInjector::new(tables_client::mem::MemBlobStore::new());
+    blobs.create_container("docs").await.unwrap();
+    let service = TableServiceClient::in_memory().with_blob_store(Arc::new(blobs.clone()), "docs");
+    service.create_table("Docs").await.unwrap();
+    let docs = service.table::<Document>("Docs");
+    for i in 0..5 {
+        docs.insert(&document(&i.to_string(), i)).await.unwrap();
+    }
+    let before = blobs.faults().calls_of(CallKind::GetBlob);
+    let all = docs.query().collect().await.unwrap();
+    docs.get(Document::key("f", "1").unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(all.len(), 5);
+    assert_eq!(
+        blobs.faults().calls_of(CallKind::GetBlob),
+        before,
+        "no blob read"
+    );
+    all[0].body.fetch(&blobs).await.unwrap();
+    assert_eq!(blobs.faults().calls_of(CallKind::GetBlob), before + 1);
 }

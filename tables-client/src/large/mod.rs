@@ -39,7 +39,9 @@
 //! [`BlobEngine::sweep_orphans`] remains for blobs no intent lists (a container
 //! written by something else, or by an SDK version before intents). Reads fetch
 //! the blobs of the rows they return, checking each against the ETag the row
-//! recorded; a projection that leaves the field out fetches nothing.
+//! recorded, except those of `#[entity(blob, lazy)]` fields: these stay references,
+//! read as [`LazyBlob`](crate::blob::LazyBlob) handles that fetch on demand. A
+//! projection that leaves the field out fetches nothing.
 //!
 //! Without a blob store, a client refuses to write a blob field (every engine
 //! refuses the held value, nothing is sent) and can't read one.
@@ -47,12 +49,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tables_core::blob::{BlobCondition, BlobStore, ListBlobsOptions};
+use tables_core::blob::{BlobCondition, BlobReference, BlobStore, ListBlobsOptions};
 use tables_core::model::ENTITY_TYPE_PROPERTY;
 use tables_core::sealed::{
-    held_parts, is_blob_ref, unhold, value_from_plain_bytes, BLOB_REF_MAGIC, HELD_MAGIC,
+    held_parts, hold, is_blob_ref, is_held_lazy, plain_bytes, value_from_plain_bytes,
 };
 use tables_core::size::{value_size, MAX_PROPERTY_VALUE_BYTES};
 use tables_core::{
@@ -69,47 +70,6 @@ mod intent;
 /// How long [`BlobEngine::sweep_orphans`] leaves an unreferenced blob by default:
 /// longer than any write takes, retries included.
 pub const DEFAULT_SWEEP_GRACE: Duration = Duration::from_secs(15 * 60);
-
-/// What a row stores for a blob field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct BlobRef {
-    /// The container.
-    c: String,
-    /// The blob's name.
-    n: String,
-    /// Its size in bytes.
-    s: u64,
-    /// Its ETag when written.
-    e: String,
-}
-
-impl BlobRef {
-    fn to_value(&self) -> Result<Value> {
-        let json = serde_json::to_vec(self)
-            .map_err(|e| Error::local(ErrorKind::InvalidValue, format!("a blob reference: {e}")))?;
-        let mut bytes = Vec::with_capacity(BLOB_REF_MAGIC.len() + json.len());
-        bytes.extend_from_slice(BLOB_REF_MAGIC);
-        bytes.extend_from_slice(&json);
-        Ok(Value::Binary(bytes))
-    }
-
-    fn from_value(key: &EntityKey, property: &str, value: &Value) -> Result<Option<BlobRef>> {
-        let Value::Binary(bytes) = value else {
-            return Ok(None);
-        };
-        let Some(json) = bytes.strip_prefix(&BLOB_REF_MAGIC[..]) else {
-            return Ok(None);
-        };
-        serde_json::from_slice(json).map(Some).map_err(|e| {
-            Error::new(
-                ErrorKind::Decode,
-                format!("property `{property}` of {key} holds a damaged blob reference: {e}"),
-            )
-            .with_entity_key(key.clone())
-            .with_property(property)
-        })
-    }
-}
 
 /// What [`BlobEngine::sweep_orphans`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -134,11 +94,11 @@ pub struct BlobEngine {
 }
 
 /// The blob references of `entity`, by property.
-fn refs_of(entity: &DynamicEntity) -> Result<Vec<(String, BlobRef)>> {
+fn refs_of(entity: &DynamicEntity) -> Result<Vec<(String, BlobReference)>> {
     let key = entity.key();
     let mut refs = Vec::new();
     for (name, value) in entity.properties() {
-        if let Some(r) = BlobRef::from_value(&key, name, value)? {
+        if let Some(r) = BlobReference::from_value(&key, name, value)? {
             refs.push((name.to_owned(), r));
         }
     }
@@ -212,6 +172,7 @@ impl BlobEngine {
                 }
             }
             uploads.push(Upload {
+                lazy: is_held_lazy(value),
                 property: name.to_owned(),
                 name: BlobEngine::new_blob_name(table, &key, name),
                 content: plain.to_vec(),
@@ -258,7 +219,7 @@ impl BlobEngine {
     /// The blob names `old` refers to that a successful `op` leaves without a row.
     fn replaced_by(
         op: &WriteOp,
-        old: &[(String, BlobRef)],
+        old: &[(String, BlobReference)],
         new: Option<&DynamicEntity>,
     ) -> Vec<String> {
         let replaces_row = matches!(
@@ -270,15 +231,15 @@ impl BlobEngine {
                 let kept = new
                     .and_then(|row| row.get(property))
                     .and_then(|value| {
-                        BlobRef::from_value(&EntityKey::new("", ""), property, value)
+                        BlobReference::from_value(&EntityKey::new("", ""), property, value)
                             .ok()
                             .flatten()
                     })
-                    .is_some_and(|r| r.n == reference.n);
+                    .is_some_and(|r| r.name == reference.name);
                 let rewritten = new.is_some_and(|row| row.get(property).is_some());
                 !kept && (replaces_row || rewritten)
             })
-            .map(|(_, reference)| reference.n.clone())
+            .map(|(_, reference)| reference.name.clone())
             .collect()
     }
 
@@ -342,35 +303,32 @@ impl BlobEngine {
         }
     }
 
-    /// Refuses a blob reference written by the caller that is not the one the row
-    /// holds for that property now (a reference copied from another row or
-    /// version would share its blob, which that row's next write deletes).
-    fn check_kept_references(op: &WriteOp, old: &[(String, BlobRef)]) -> Result<()> {
+    /// The blob references `op` writes that its row does not hold now (a
+    /// `LazyBlob` handle copied from another row, or the entity's index copy
+    /// written with the handle the entity was read with): each becomes a copy of
+    /// that blob, so no two rows ever share one (the next write of either would
+    /// delete it under the other).
+    fn foreign_references(
+        op: &WriteOp,
+        old: &[(String, BlobReference)],
+    ) -> Result<Vec<(String, BlobReference)>> {
         let Some(entity) = op.entity() else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let key = entity.key();
+        let mut foreign = Vec::new();
         for (property, value) in entity.properties() {
-            let Some(written) = BlobRef::from_value(&key, property, value)? else {
+            let Some(written) = BlobReference::from_value(&key, property, value)? else {
                 continue;
             };
-            let held_now = old
-                .iter()
-                .any(|(p, r)| p == property && r.n == written.n && r.c == written.c);
+            let held_now = old.iter().any(|(p, r)| {
+                p == property && r.name == written.name && r.container == written.container
+            });
             if !held_now {
-                return Err(Error::local(
-                    ErrorKind::InvalidValue,
-                    format!(
-                        "property `{property}` of {key} is written with a blob reference the row \
-                         does not hold now (copied from another row, or from an older version); \
-                         write the value instead, so the row gets a blob of its own"
-                    ),
-                )
-                .with_entity_key(key.clone())
-                .with_property(property));
+                foreign.push((property.to_owned(), written));
             }
         }
-        Ok(())
+        Ok(foreign)
     }
 
     /// A write (one op) or a batch through the blob layer. See the module docs.
@@ -423,13 +381,32 @@ impl BlobEngine {
                 Some(row) => refs_of(row)?,
                 None => Vec::new(),
             };
-            BlobEngine::check_kept_references(op, &old_refs)?;
             let pinned = BlobEngine::pinned(op, old.as_ref(), read);
             let mut op = pinned.clone().unwrap_or_else(|| op.clone());
             if let Some(entity) = op.entity_mut() {
                 for upload in self.plan_uploads(table, entity)? {
                     uploads.push((i, upload));
                 }
+            }
+            for (property, source) in BlobEngine::foreign_references(&op, &old_refs)? {
+                let value = source.read_value(self.store.as_ref()).await.map_err(|e| {
+                    let message = format!(
+                        "property `{property}` of {} is written with a handle to a blob this \
+                         write copies, which can't be read: {}",
+                        op.key(),
+                        e.message()
+                    );
+                    e.with_message(message).with_property(property.clone())
+                })?;
+                uploads.push((
+                    i,
+                    Upload {
+                        lazy: source.lazy,
+                        name: BlobEngine::new_blob_name(table, &op.key(), &property),
+                        property,
+                        content: plain_bytes(&value),
+                    },
+                ));
             }
             planned.push(Planned {
                 op,
@@ -469,11 +446,12 @@ impl BlobEngine {
                 .await
             {
                 Ok(written) => {
-                    let reference = BlobRef {
-                        c: self.container.clone(),
-                        n: upload.name,
-                        s: size,
-                        e: written.etag,
+                    let reference = BlobReference {
+                        container: self.container.clone(),
+                        name: upload.name,
+                        size,
+                        etag: written.etag,
+                        lazy: upload.lazy,
                     };
                     if let Some(entity) = planned[i].op.entity_mut() {
                         entity.insert(upload.property, reference.to_value()?);
@@ -632,49 +610,20 @@ impl BlobEngine {
     async fn fetch(&self, mut entity: DynamicEntity) -> Result<DynamicEntity> {
         let key = entity.key();
         for (property, reference) in refs_of(&entity)? {
-            let missing = || {
-                Error::new(
-                    ErrorKind::BlobNotFound,
-                    format!(
-                        "the blob of property `{property}` of {key} ({}/{}) is missing or was \
-                         changed outside this client",
-                        reference.c, reference.n
-                    ),
-                )
-                .with_origin(tables_core::Origin::Service)
-                .with_entity_key(key.clone())
-                .with_property(property.clone())
-            };
-            let blob = self
-                .store
-                .get_blob_range(
-                    &reference.c,
-                    &reference.n,
-                    0,
-                    reference.s.max(1),
-                    Some(&reference.e),
-                )
+            if reference.lazy {
+                // A `LazyBlob` field: the reference is its handle.
+                continue;
+            }
+            let value = reference
+                .read_value(self.store.as_ref())
                 .await
                 .map_err(|e| {
-                    if e.kind() == ErrorKind::PreconditionFailed {
-                        missing()
-                    } else {
-                        e
-                    }
-                })?
-                .ok_or_else(missing)?;
-            if blob.data.len() as u64 != reference.s {
-                return Err(missing());
-            }
-            let mut held = Vec::with_capacity(HELD_MAGIC.len() + blob.data.len());
-            held.extend_from_slice(HELD_MAGIC);
-            held.extend_from_slice(&blob.data);
-            let held = Value::Binary(held);
-            // A blob that does not hold a value the SDK wrote is damaged.
-            if let Some(Err(e)) = unhold(&held) {
-                return Err(e.with_entity_key(key.clone()).with_property(property));
-            }
-            entity.insert(property, held);
+                    let message = format!("property `{property}` of {key}: {}", e.message());
+                    e.with_message(message)
+                        .with_entity_key(key.clone())
+                        .with_property(property.clone())
+                })?;
+            entity.insert(property, hold(&value));
         }
         Ok(entity)
     }
@@ -693,7 +642,7 @@ impl BlobEngine {
             let page = self.inner.query(table, &spec, token.as_ref()).await?;
             for row in &page.items {
                 for (_, reference) in refs_of(row)? {
-                    referenced.insert(reference.n);
+                    referenced.insert(reference.name);
                 }
             }
             match page.continuation {
@@ -751,6 +700,8 @@ pub const MAX_WRITE_ATTEMPTS: u32 = 10;
 
 /// A value on its way to a blob.
 struct Upload {
+    /// Reads leave it unfetched.
+    lazy: bool,
     property: String,
     name: String,
     content: Vec<u8>,
@@ -762,7 +713,7 @@ struct Planned {
     /// Made conditional on the version read here (so a race is ours to retry).
     pinned: bool,
     /// The blobs the version read refers to.
-    old_refs: Vec<(String, BlobRef)>,
+    old_refs: Vec<(String, BlobReference)>,
 }
 
 /// How an attempt of a write ended.

@@ -14,7 +14,10 @@
 //! ([`validate_container_name`], [`validate_blob_name`]), with the rules of the
 //! service documentation: <https://learn.microsoft.com/rest/api/storageservices/naming-and-referencing-containers--blobs--and-metadata>.
 
+mod reference;
 pub mod wire;
+
+pub use reference::{lazy_blob_encoded, lazy_blob_slot, BlobReference, LazyBlob};
 
 use std::fmt;
 

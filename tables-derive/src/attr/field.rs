@@ -13,7 +13,7 @@ use crate::error::Errors;
 use crate::model::{Codec, DefaultValue, Field};
 
 /// The keys a field attribute accepts.
-const FIELD_KEYS: [&str; 11] = [
+const FIELD_KEYS: [&str; 12] = [
     "rename",
     "skip",
     "json",
@@ -25,6 +25,7 @@ const FIELD_KEYS: [&str; 11] = [
     "encrypted",
     "blob",
     "spill",
+    "lazy",
 ];
 
 /// Where each key of a field's attributes was written, for checks that point at
@@ -42,6 +43,7 @@ pub(crate) struct FieldAttrs {
     pub(crate) encrypted: Option<Span>,
     pub(crate) blob: Option<Span>,
     pub(crate) spill: Option<Span>,
+    pub(crate) lazy: Option<Span>,
 }
 
 impl FieldAttrs {
@@ -77,6 +79,7 @@ pub(crate) fn parse(
     let mut encrypted = Once::<Span>::default();
     let mut blob = Once::<Span>::default();
     let mut spill = Once::<Span>::default();
+    let mut lazy = Once::<Span>::default();
     for_each_key(&field.attrs, errors, |meta, key, errors| {
         match key {
             "rename" if rename.claim(meta, key, errors) => {
@@ -90,6 +93,7 @@ pub(crate) fn parse(
             "series" if series.claim(meta, key, errors) => series.set(flag(meta, key, errors)?),
             "blob" if blob.claim(meta, key, errors) => blob.set(flag(meta, key, errors)?),
             "spill" if spill.claim(meta, key, errors) => spill.set(flag(meta, key, errors)?),
+            "lazy" if lazy.claim(meta, key, errors) => lazy.set(flag(meta, key, errors)?),
             "encrypted" if encrypted.claim(meta, key, errors) => {
                 encrypted.set(flag(meta, key, errors)?);
             }
@@ -138,6 +142,7 @@ pub(crate) fn parse(
         encrypted: encrypted.get().copied(),
         blob: blob.get().copied(),
         spill: spill.get().copied(),
+        lazy: lazy.get().copied(),
     };
     conflicts(&attrs, errors);
     if let Some(lit) = column.get() {
@@ -180,6 +185,7 @@ pub(crate) fn parse(
         encrypted: attrs.encrypted.is_some(),
         blob: attrs.blob.is_some() || attrs.spill.is_some(),
         spill: attrs.spill.is_some(),
+        lazy: attrs.lazy.is_some(),
     };
     (model, attrs)
 }
@@ -322,6 +328,32 @@ fn conflicts(attrs: &FieldAttrs, errors: &mut Errors) {
              property); keep one",
         );
     }
+    if let Some(lazy) = attrs.lazy {
+        if attrs.blob.is_none() && attrs.spill.is_none() {
+            errors.push(
+                lazy,
+                "`lazy` applies to a `blob` field (reads leave its blob unfetched, a \
+                 `LazyBlob<T>` handle); write `#[entity(blob, lazy)]`",
+            );
+        }
+        let with_lazy = [
+            ("spill", attrs.spill),
+            ("json", attrs.json),
+            ("with", attrs.with),
+            ("default", attrs.default),
+        ];
+        refuse_with(
+            &with_lazy,
+            |key| {
+                format!(
+                    "`{key}` can't be combined with `lazy` (a lazy blob field is a \
+                     `LazyBlob<T>`, T a property type, always kept in a blob); remove one of \
+                     them"
+                )
+            },
+            errors,
+        );
+    }
     if attrs.blob.is_some() || attrs.spill.is_some() {
         let with_blob = [
             ("skip", attrs.skip),
@@ -452,7 +484,7 @@ mod tests {
         let errors = field_errors(named(quote::quote!(#[entity(renam = "X")] f: u8)));
         assert_eq!(
             errors,
-            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted, blob, spill"]
+            ["unknown field attribute `renam` (did you mean `rename`?); expected one of: rename, skip, json, default, with, column, other_properties, series, encrypted, blob, spill, lazy"]
         );
         let errors = field_errors(named(quote::quote!(#[entity(row_key = "x")] f: u8)));
         assert_eq!(errors, ["`row_key` goes on the struct, not on a field: move it to the struct's #[entity(..)]"]);

@@ -160,7 +160,10 @@ fn to_entity(cx: &Ctx<'_>) -> TokenStream {
                 };
             }
             let encode = encode(cx, field);
-            let encode = if field.encrypted {
+            let encode = if field.lazy {
+                let id = &field.ident;
+                quote!(#p::lazy_blob_encoded(&self.#id))
+            } else if field.encrypted {
                 quote!(#p::seal_encoded(#encode))
             } else if field.spill {
                 quote!(#p::hold_spill_encoded(#encode))
@@ -204,7 +207,8 @@ pub(crate) fn codec_static(field: &Field) -> syn::Ident {
 pub(crate) fn codec_statics(cx: &Ctx<'_>) -> TokenStream {
     let p = &cx.private;
     let mut items = TokenStream::new();
-    for field in cx.model.fields.iter().filter(|f| is_stored(f)) {
+    // A lazy blob field is a `LazyBlob<T>`, encoded by its own functions.
+    for field in cx.model.fields.iter().filter(|f| is_stored(f) && !f.lazy) {
         let name = codec_static(field);
         let ty = match &field.codec {
             Codec::Plain => &field.ty,
@@ -447,6 +451,10 @@ fn decode(cx: &Ctx<'_>, field: &Field) -> TokenStream {
     }
     let slot = local("slot", field);
     let name = lit(&field_name(field));
+    if field.lazy {
+        let property = lit(&field.property);
+        return quote!(#p::lazy_blob_slot(#slot, &entity, #name, #property)?);
+    }
     if let Codec::Series(series) = &field.codec {
         let codec = codec_static(field);
         let points = points_static(field);

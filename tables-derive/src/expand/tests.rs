@@ -25,6 +25,7 @@ fn field(name: &str, ty: &str, shape: TypeShape, property: &str, codec: Codec) -
         encrypted: false,
         blob: false,
         spill: false,
+        lazy: false,
     }
 }
 
