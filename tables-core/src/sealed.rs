@@ -214,8 +214,9 @@ pub fn refuse_sealed(ops: &[crate::WriteOp]) -> Result<()> {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
                 format!(
-                    "property `{name}` is a blob field (`#[entity(blob)]` or `spill`), and it reached the \
-                     engine without a blob store: give the service client one \
+                    "property `{name}` holds a value for a blob (a `#[entity(blob)]` or `spill` field, \
+                     or an index entity's member list over 1 MiB), and it reached the engine \
+                     without a blob store: give the service client one \
                      (TableServiceClient::with_blob_store); nothing was written"
                 ),
             )

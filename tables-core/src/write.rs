@@ -7,6 +7,7 @@ use crate::entity::{DynamicEntity, ETag, EntityKey};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::validate_entity_key;
 use crate::size::{entity_size, validate_entity};
+use crate::value::Value;
 
 /// Most operations in one entity group transaction.
 pub const MAX_BATCH_OPERATIONS: usize = 100;
@@ -335,6 +336,27 @@ pub fn validate_batch_before_layout(ops: &[WriteOp]) -> Result<()> {
     check_batch(ops, true)
 }
 
+/// The most bytes a blob reference takes in a row (container, name, size, ETag).
+const BLOB_REFERENCE_BYTES: usize = 1024;
+
+/// `entity` as the blob layer sends it, each value held for a blob standing in for
+/// a reference of the most bytes one takes; `None` when it holds none.
+fn with_blob_references(entity: &DynamicEntity) -> Option<DynamicEntity> {
+    if !entity
+        .properties()
+        .any(|(_, value)| crate::sealed::is_held(value))
+    {
+        return None;
+    }
+    let mut sent = entity.clone();
+    for (name, value) in entity.properties() {
+        if crate::sealed::is_held(value) {
+            sent.insert(name, Value::Binary(vec![0; BLOB_REFERENCE_BYTES]));
+        }
+    }
+    Some(sent)
+}
+
 fn check_batch(ops: &[WriteOp], before_layout: bool) -> Result<()> {
     let Some(first) = ops.first() else {
         return Err(Error::new(
@@ -359,10 +381,17 @@ fn check_batch(ops: &[WriteOp], before_layout: bool) -> Result<()> {
     let mut total = 0usize;
     for (index, op) in ops.iter().enumerate() {
         let laid_out_later = before_layout && op.entity().is_some_and(crate::wide::is_wide);
+        // A value held for a blob leaves the row as a reference (the blob layer's).
+        let as_sent = before_layout
+            .then(|| op.entity().and_then(with_blob_references))
+            .flatten();
+        let entity = as_sent.as_ref().or(op.entity());
         if laid_out_later {
-            op.entity()
+            entity
                 .map_or(Ok(()), crate::size::validate_entity_properties)
                 .map_err(|e| e.with_batch_index(index))?;
+        } else if let Some(entity) = &as_sent {
+            validate_entity(entity).map_err(|e| e.with_batch_index(index))?;
         } else {
             op.validate().map_err(|e| e.with_batch_index(index))?;
         }
@@ -391,7 +420,10 @@ fn check_batch(ops: &[WriteOp], before_layout: bool) -> Result<()> {
             .with_entity_key(op.key()));
         }
         if !laid_out_later {
-            total += op.estimated_size();
+            total += match &as_sent {
+                Some(entity) => crate::size::entity_size(entity),
+                None => op.estimated_size(),
+            };
         }
         if total > MAX_BATCH_BYTES {
             return Err(Error::new(

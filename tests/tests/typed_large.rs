@@ -14,10 +14,10 @@ use std::time::Duration;
 use tables_client::blob::{BlobStore, LazyBlob, ListBlobsOptions};
 use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
-    Engine, Entity, ErrorKind, IfMatch, Origin, Result, TableServiceClient, Value,
+    Engine, Entity, ErrorKind, IfMatch, Origin, Result, Row, TableServiceClient, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
-use tables_tests::typed::Backend;
+use tables_tests::typed::{check, Backend};
 
 /// An employee with a photo: far more than a property holds.
 #[derive(Entity, Debug, Clone, PartialEq)]
@@ -160,6 +160,134 @@ async fn lazy_blob_fields_are_fetched_on_demand(backend: Backend) -> Result<()> 
     docs.delete(Document::key("f", "2")?, IfMatch::Any).await?;
     docs.delete(Document::key("f", "3")?, IfMatch::Any).await?;
     assert!(blob_names(store.as_ref(), &container).await.is_empty());
+    store.delete_container(&container).await
+}
+
+/// An index entity whose member list outgrows one entity.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Tagged", partition_key = "{group}", row_key = "item_{name}")]
+#[entity(index_entity(name = "by_tag", row_key = "tag_{tag}"))]
+struct Tagged {
+    group: String,
+    name: String,
+    tag: String,
+}
+
+fn tagged(i: usize) -> Tagged {
+    Tagged {
+        group: "g".into(),
+        name: format!("{i:04}{}", "x".repeat(490)),
+        tag: "hot".into(),
+    }
+}
+
+/// The index entity's row as stored (its `Members` a reference when in a blob).
+async fn tag_row(engine: &dyn Engine) -> tables_client::DynamicEntity {
+    get(engine, "BigTags", "g", "tag_hot")
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Writes 1,050 `Tagged` primaries and their index entity, whose list is over
+/// 1 MiB. 1,050 members of 499 characters: 1,004 bytes each in the list (UTF-16,
+/// with quotes and comma), 1.05 MB, over the 1,040,384 one entity leaves for it.
+/// The primaries are written past the client, and the index entity too, as the
+/// upkeep writes it (through `service`'s blob layer, which uploads the list).
+async fn seed_big_list(plain: &TableServiceClient, service: &TableServiceClient) -> Result<()> {
+    let mut members = BTreeSet::new();
+    for chunk in (0..1050).collect::<Vec<_>>().chunks(100) {
+        let ops: Vec<WriteOp> = chunk
+            .iter()
+            .map(|&i| WriteOp::Insert(tagged(i).to_entity().unwrap()))
+            .collect();
+        for op in &ops {
+            members.insert(op.key().row_key);
+        }
+        plain.engine().submit_batch("BigTags", &ops).await?;
+    }
+    let list = serde_json::to_string(&members).unwrap();
+    let mut held = b"\0tables:inblob1\0\x01".to_vec();
+    held.extend_from_slice(list.as_bytes());
+    let entry = tables_client::DynamicEntity::new("g", "tag_hot")
+        .with("EntityType", "Tagged#by_tag")
+        .with("Members", Value::Binary(held));
+    service
+        .engine()
+        .write("BigTags", &WriteOp::Insert(entry))
+        .await?;
+    Ok(())
+}
+
+/// A member list over what one entity holds (1 MiB) continues in a blob: the row
+/// keeps a reference under the same ETag discipline, every member is listed, a
+/// change writes a new blob and deletes the old one, and shrinking below 1 MiB
+/// brings the list back into the row.
+async fn index_lists_past_one_entity_live_in_a_blob(backend: Backend) -> Result<()> {
+    let Some((store, container)) = backend.blob_store("typed_large::index").await else {
+        return Ok(());
+    };
+    let plain = backend.service();
+    plain.create_table("BigTags").await?;
+    let service = plain
+        .clone()
+        .with_blob_store(store.clone(), container.clone());
+    let tags = service.table::<Tagged>("BigTags");
+    seed_big_list(&plain, &service).await?;
+    let raw = tag_row(plain.engine().as_ref()).await;
+    assert!(
+        matches!(raw.get("Members"), Some(Value::Binary(b)) if b.len() < 400),
+        "the row holds a reference"
+    );
+    let read = tag_row(service.engine().as_ref()).await;
+    assert_eq!(
+        tables_client::model::index_entity_members(&read)?.len(),
+        1050
+    );
+    check::<Tagged>(service.engine().as_ref(), "BigTags").await?;
+    let first = blob_names(store.as_ref(), &container).await;
+    assert_eq!(first.len(), 1);
+
+    // One more member: a new blob, the old one gone.
+    tags.insert(&tagged(1050)).await?;
+    let second = blob_names(store.as_ref(), &container).await;
+    assert_eq!(second.len(), 1);
+    assert!(second.is_disjoint(&first));
+    let read = tag_row(service.engine().as_ref()).await;
+    assert_eq!(
+        tables_client::model::index_entity_members(&read)?.len(),
+        1051
+    );
+
+    // Below 1 MiB again (1,031 members): back in the row, no blob left.
+    for i in 0..20 {
+        tags.delete(tagged(i).entity_key()?, IfMatch::Any).await?;
+    }
+    let raw = tag_row(plain.engine().as_ref()).await;
+    assert!(matches!(raw.get("Members"), Some(Value::String(_))));
+    assert_eq!(
+        tables_client::model::index_entity_members(&raw)?.len(),
+        1031
+    );
+    assert!(blob_names(store.as_ref(), &container).await.is_empty());
+    check::<Tagged>(service.engine().as_ref(), "BigTags").await?;
+
+    // Past 1 MiB again (1,037 members), then a client without the blob store can't
+    // read the list to change it: nothing written.
+    for i in 0..6 {
+        tags.insert(&tagged(i)).await?;
+    }
+    let err = plain
+        .table::<Tagged>("BigTags")
+        .insert(&tagged(1999))
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("blob store"), "{err}");
+    assert!(plain
+        .table::<Tagged>("BigTags")
+        .get(tagged(1999).entity_key()?)
+        .await?
+        .is_none());
     store.delete_container(&container).await
 }
 
@@ -342,6 +470,7 @@ async fn spilling_fields_stay_inline_while_they_fit(backend: Backend) -> Result<
 }
 
 tables_tests::typed_matrix!(
+    index_lists_past_one_entity_live_in_a_blob,
     lazy_blob_fields_are_fetched_on_demand,
     spilling_fields_stay_inline_while_they_fit,
     blob_fields_live_in_blobs,
@@ -614,4 +743,61 @@ async fn reads_of_lazy_fields_fetch_no_blob() {
     );
     all[0].body.fetch(&blobs).await.unwrap();
     assert_eq!(blobs.faults().calls_of(CallKind::GetBlob), before + 1);
+}
+
+/// Concurrent writers adding members to a list kept in a blob lose none: each
+/// change replaces the row (and so its blob reference) under the ETag read; the
+/// blob of every losing attempt is removed.
+#[tokio::test]
+async fn concurrent_writers_keep_every_member_of_a_list_in_a_blob() {
+    let blobs = Arc::new(tables_client::mem::MemBlobStore::new());
+    blobs.create_container("lists").await.unwrap();
+    let plain = TableServiceClient::in_memory();
+    plain.create_table("BigTags").await.unwrap();
+    let service = plain.clone().with_blob_store(blobs.clone(), "lists");
+    seed_big_list(&plain, &service).await.unwrap();
+    let tags = service.table::<Tagged>("BigTags");
+    let tasks: Vec<_> = (0..4usize)
+        .map(|writer| {
+            let tags = tags.clone();
+            tokio::spawn(async move {
+                let mut written = Vec::new();
+                for i in 0..5 {
+                    let item = tagged(2000 + writer * 10 + i);
+                    match tags.insert(&item).await {
+                        Ok(_) => written.push(item.entity_key().unwrap().into_entity_key().row_key),
+                        Err(e) => assert!(!e.may_have_applied(), "{e}"),
+                    }
+                }
+                written
+            })
+        })
+        .collect();
+    let mut written = BTreeSet::new();
+    for task in tasks {
+        written.extend(task.await.unwrap());
+    }
+    assert!(
+        written.len() >= 10,
+        "most inserts go through ({})",
+        written.len()
+    );
+    let read = tag_row(service.engine().as_ref()).await;
+    let listed: BTreeSet<String> = tables_client::model::index_entity_members(&read)
+        .unwrap()
+        .into_iter()
+        .filter(|m| !m.starts_with("item_0") && !m.starts_with("item_1"))
+        .collect();
+    assert_eq!(
+        listed, written,
+        "every written member listed, and only those"
+    );
+    check::<Tagged>(service.engine().as_ref(), "BigTags")
+        .await
+        .unwrap();
+    assert_eq!(
+        blob_names(blobs.as_ref(), "lists").await.len(),
+        1,
+        "one blob, the list's"
+    );
 }

@@ -17,8 +17,11 @@
 //!   `Members_2`, ...: the array's text cut into pieces of at most 32,768 UTF-16
 //!   units, read back by joining them in order (the guide's index-entities option 1).
 //!   The row is still one entity, replaced whole under its ETag, so the pieces
-//!   always belong to one version; a list over what one entity holds (1 MiB) is
-//!   refused.
+//!   always belong to one version. A list over what one entity holds (1 MiB) goes
+//!   to a blob: `Members` holds it for the client's blob layer (`crate::large`),
+//!   which uploads each version to a new blob and keeps its reference in the row,
+//!   under the same ETag discipline (a client without a blob store refuses it,
+//!   nothing written).
 //!
 //! A row with no member left is deleted. Every change is a read followed by a write
 //! conditional on the row's ETag (insert when absent), retried when another writer
@@ -27,6 +30,7 @@
 use std::collections::BTreeSet;
 
 use tables_core::model::ENTITY_TYPE_PROPERTY;
+use tables_core::sealed::{hold, is_blob_ref, unhold};
 use tables_core::size::{MAX_ENTITY_BYTES, MAX_PROPERTY_VALUE_BYTES};
 use tables_core::{
     DynamicEntity, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
@@ -58,6 +62,27 @@ fn piece_property(index: usize) -> String {
 ///
 /// [`ErrorKind::Decode`] when a piece is not a string.
 fn list_text(row: &DynamicEntity) -> Result<Option<String>> {
+    // A list over 1 MiB lives in a blob: the blob layer read it back, held.
+    if let Some(Value::Binary(bytes)) = row.get(MEMBERS_PROPERTY) {
+        let value = Value::Binary(bytes.clone());
+        if let Some(held) = unhold(&value) {
+            if let Value::String(text) = held? {
+                return Ok(Some(text));
+            }
+        } else if is_blob_ref(&value) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "the index entity {} lists its members in a blob (a list over 1 MiB) and this \
+                     client has no blob store to read it from: give the service client one \
+                     (TableServiceClient::with_blob_store)",
+                    row.key()
+                ),
+            )
+            .with_entity_key(row.key())
+            .with_property(MEMBERS_PROPERTY));
+        }
+    }
     let mut text: Option<String> = None;
     for index in 0.. {
         let name = piece_property(index);
@@ -141,7 +166,7 @@ pub(crate) fn members_of(row: &DynamicEntity) -> Result<BTreeSet<String>> {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::EntityTooLarge`] when the list would not fit in one entity.
+/// [`ErrorKind::InvalidValue`] when the list can't be encoded.
 fn entry_row(
     key: &EntityKey,
     entry_type: &str,
@@ -154,22 +179,15 @@ fn entry_row(
         )
     })?;
     let bytes = 2 * list.encode_utf16().count();
-    if bytes > MAX_LIST_BYTES {
-        return Err(Error::new(
-            ErrorKind::EntityTooLarge,
-            format!(
-                "the index entity {key} would list {} members in {bytes} bytes, more than one \
-                 entity holds (1 MiB, over several properties): give the index entity a finer key \
-                 (for example a bucket in its row_key template) or use a copy index (`index(..)`) \
-                 instead",
-                members.len()
-            ),
-        )
-        .with_entity_key(key.clone())
-        .with_property(MEMBERS_PROPERTY));
-    }
     let mut row = DynamicEntity::new(key.partition_key.clone(), key.row_key.clone());
     row.insert(ENTITY_TYPE_PROPERTY, entry_type);
+    if bytes > MAX_LIST_BYTES {
+        // More than one entity holds: the list goes to a blob, through the client's
+        // blob layer (`crate::large`), which keeps a reference in `Members`; the
+        // row is still written whole under its ETag.
+        row.insert(MEMBERS_PROPERTY, hold(&Value::String(list)));
+        return Ok(row);
+    }
     for (index, piece) in pieces(&list).into_iter().enumerate() {
         row.insert(piece_property(index), piece);
     }
@@ -307,10 +325,20 @@ mod tests {
         assert_eq!(members_of(&row)?, many);
         assert_eq!(index_entity_members(&row)?.len(), 25_000);
 
-        // Past one entity: refused, naming the list.
+        // Past one entity: held for a blob, in one property, read back whole once
+        // the blob layer has fetched it (held again on the way up).
         let too_many: BTreeSet<String> = (0..70_000).map(|i| format!("empid_{i:06}")).collect();
-        let err = entry_op(&key, None, "Employee#last_name", &too_many).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::EntityTooLarge);
+        let Some(WriteOp::Insert(row)) = entry_op(&key, None, "Employee#last_name", &too_many)?
+        else {
+            return Err(Error::new(ErrorKind::Server, "expected an insert"));
+        };
+        assert!(tables_core::sealed::is_held(
+            row.get(MEMBERS_PROPERTY).unwrap()
+        ));
+        assert!(row.get("Members_1").is_none());
+        assert_eq!(members_of(&row)?, too_many);
+        // Without a blob store, every engine refuses it, naming the property.
+        let err = tables_core::sealed::refuse_sealed(&[WriteOp::Insert(row)]).unwrap_err();
         assert_eq!(err.property(), Some(MEMBERS_PROPERTY));
         Ok(())
     }
