@@ -48,6 +48,7 @@ pub use write::{
 #[doc(hidden)]
 pub mod __private {
     //! What generated code reaches for; not a public API.
+    pub use crate::blob::{lazy_blob_encoded, lazy_blob_slot};
     pub use crate::model::__private::*;
     pub use crate::model::{
         Contains, CopyIndex, EncryptedColumn, Entity, EntitySchema, EntityUnion, Filterable,

@@ -11,6 +11,7 @@
 //! without a key fails closed.
 
 use crate::datetime::DateTime;
+use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
 
@@ -197,16 +198,15 @@ pub fn unseal(value: &Value) -> Option<Result<Value>> {
     }
 }
 
-/// Refuses writes that hold a sealed value (an encrypted field on its way to
-/// storage unencrypted) or a held value (a blob field without a blob store). Every
-/// engine calls it on every write.
+/// Refuses the entities of writes (`op.entity()` of each op) that hold a sealed
+/// value (an encrypted field on its way to storage unencrypted) or a held value (a
+/// blob field without a blob store). Every engine calls it on every write.
 ///
 /// # Errors
 ///
 /// [`ErrorKind::Encryption`] naming the property and the entity.
-pub fn refuse_sealed(ops: &[crate::WriteOp]) -> Result<()> {
-    for op in ops {
-        let Some(entity) = op.entity() else { continue };
+pub fn refuse_sealed<'a>(entities: impl IntoIterator<Item = &'a DynamicEntity>) -> Result<()> {
+    for entity in entities {
         if let Some((name, _)) = entity.properties().find(|(_, value)| is_sealed(value)) {
             return Err(sealed_reached_storage(name).with_entity_key(entity.key()));
         }

@@ -183,7 +183,7 @@ impl Store {
     }
 
     pub(crate) fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
-        tables_core::sealed::refuse_sealed(std::slice::from_ref(op))?;
+        tables_core::sealed::refuse_sealed(op.entity())?;
         op.validate()?;
         self.with_table(table, |table| {
             table::write(&mut table.write(), op, || self.clock.next())
@@ -191,7 +191,7 @@ impl Store {
     }
 
     pub(crate) fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
-        tables_core::sealed::refuse_sealed(ops)?;
+        tables_core::sealed::refuse_sealed(ops.iter().filter_map(WriteOp::entity))?;
         validate_batch(ops)?;
         self.with_table(table, |table| {
             table::batch(&mut table.write(), ops, || self.clock.next())

@@ -17,7 +17,7 @@ use tables_client::{
     Engine, Entity, ErrorKind, IfMatch, Origin, Result, Row, TableServiceClient, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
-use tables_tests::typed::{check, Backend};
+use tables_tests::typed::{check, Backend, Tagged};
 
 /// An employee with a photo: far more than a property holds.
 #[derive(Entity, Debug, Clone, PartialEq)]
@@ -161,16 +161,6 @@ async fn lazy_blob_fields_are_fetched_on_demand(backend: Backend) -> Result<()> 
     docs.delete(Document::key("f", "3")?, IfMatch::Any).await?;
     assert!(blob_names(store.as_ref(), &container).await.is_empty());
     store.delete_container(&container).await
-}
-
-/// An index entity whose member list outgrows one entity.
-#[derive(Entity, Debug, Clone, PartialEq)]
-#[entity(kind = "Tagged", partition_key = "{group}", row_key = "item_{name}")]
-#[entity(index_entity(name = "by_tag", row_key = "tag_{tag}"))]
-struct Tagged {
-    group: String,
-    name: String,
-    tag: String,
 }
 
 fn tagged(i: usize) -> Tagged {

@@ -435,7 +435,7 @@ impl Engine for RemoteEngine {
 
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
         validate_table_name(table)?;
-        tables_core::sealed::refuse_sealed(std::slice::from_ref(op))?;
+        tables_core::sealed::refuse_sealed(op.entity())?;
         op.validate()?;
         let key = op.key();
         self.check_key(&key)?;
@@ -469,7 +469,7 @@ impl Engine for RemoteEngine {
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         validate_table_name(table)?;
-        tables_core::sealed::refuse_sealed(ops)?;
+        tables_core::sealed::refuse_sealed(ops.iter().filter_map(WriteOp::entity))?;
         validate_batch(ops)?;
         for (index, op) in ops.iter().enumerate() {
             self.check_key(&op.key())

@@ -338,7 +338,7 @@ mod tests {
         assert!(row.get("Members_1").is_none());
         assert_eq!(members_of(&row)?, too_many);
         // Without a blob store, every engine refuses it, naming the property.
-        let err = tables_core::sealed::refuse_sealed(&[WriteOp::Insert(row)]).unwrap_err();
+        let err = tables_core::sealed::refuse_sealed([&row]).unwrap_err();
         assert_eq!(err.property(), Some(MEMBERS_PROPERTY));
         Ok(())
     }

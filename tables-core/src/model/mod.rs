@@ -74,7 +74,6 @@ pub mod __private {
         write_ticks, KeyReader,
     };
     pub use super::registry::Registration;
-    pub use crate::blob::{lazy_blob_encoded, lazy_blob_slot};
     pub use inventory;
 }
 

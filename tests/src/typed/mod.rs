@@ -16,4 +16,6 @@ pub use index_check::{check, intents, is_tombstone};
 pub use matrix::__backend;
 pub use matrix::Outcome;
 pub use recorder::{Call, Recorder};
-pub use staff::{create_tables, employee, Clerk, Department, Employee, BY_CITY, BY_EMAIL, STAFF};
+pub use staff::{
+    create_tables, employee, Clerk, Department, Employee, Tagged, BY_CITY, BY_EMAIL, STAFF,
+};

@@ -112,3 +112,17 @@ pub async fn create_tables(service: &TableServiceClient) -> Result<()> {
         .await?;
     Ok(())
 }
+
+/// An item with a tag, and an index entity listing the items of each tag: for
+/// member lists that outgrow one property (and one entity).
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(kind = "Tagged", partition_key = "{group}", row_key = "item_{name}")]
+#[entity(index_entity(name = "by_tag", row_key = "tag_{tag}"))]
+pub struct Tagged {
+    /// The partition.
+    pub group: String,
+    /// The item's name, in its RowKey.
+    pub name: String,
+    /// The tag the index entity lists it under.
+    pub tag: String,
+}

@@ -18,13 +18,13 @@ use std::collections::BTreeSet;
 use batch_index::only_batch_errors_name_a_batch_index;
 use tables_client::model::{primary_from_copy, row_role, RowRole};
 use tables_client::{
-    DynamicEntity, ETag, Engine, Entity, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, OnNone,
-    Result, Row, Value, WriteOp,
+    DynamicEntity, ETag, Engine, EntityKey, EntityUnion, ErrorKind, IfMatch, Key, OnNone, Result,
+    Row, Value, WriteOp,
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::typed::{
     check, create_tables, employee, intents, Backend, Call, Clerk, Department, Employee, Recorder,
-    BY_CITY, BY_EMAIL, STAFF,
+    Tagged, BY_CITY, BY_EMAIL, STAFF,
 };
 
 const STALE: &str = "W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"";
@@ -678,16 +678,6 @@ async fn transaction_errors_name_the_item(backend: Backend) -> Result<()> {
     assert!(staff.get(ann.entity_key()?).await?.is_none());
     check::<Employee>(engine, STAFF).await?;
     Ok(())
-}
-
-/// An index entity whose member list would outgrow one property.
-#[derive(Entity, Debug, Clone, PartialEq)]
-#[entity(kind = "Tagged", partition_key = "{group}", row_key = "item_{name}")]
-#[entity(index_entity(name = "by_tag", row_key = "tag_{tag}"))]
-struct Tagged {
-    group: String,
-    name: String,
-    tag: String,
 }
 
 /// A member list longer than one property holds continues over `Members_1`, ...:
