@@ -47,6 +47,8 @@ use tables_core::{
     IfMatch, ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteOp, WriteOutcome,
 };
 
+use crate::upkeep::conflict::lost_race;
+
 /// How many times a read that met rows of two versions reads the entity again.
 const TORN_READ_RETRIES: usize = 8;
 
@@ -94,17 +96,6 @@ impl Laid {
             retry: false,
         }
     }
-}
-
-/// Whether `e` says a write lost a race (and did not apply).
-fn lost_race(e: &Error) -> bool {
-    !e.may_have_applied()
-        && matches!(
-            e.kind(),
-            ErrorKind::PreconditionFailed
-                | ErrorKind::EntityNotFound
-                | ErrorKind::EntityAlreadyExists
-        )
 }
 
 fn names_with_layout(select: Option<&[String]>, extra: &[String]) -> Option<Vec<String>> {

@@ -24,6 +24,8 @@
 //! intent rows from every read.
 
 use serde::{Deserialize, Serialize};
+
+use crate::upkeep::conflict::row_changed;
 use tables_core::model::ENTITY_TYPE_PROPERTY;
 use tables_core::{
     DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind, IfMatch, Result, Value, WriteOp,
@@ -208,7 +210,7 @@ impl BlobIntent {
                 self.doc.state = BlobIntentState::Aborted;
                 Ok(true)
             }
-            Err(e) if lost_to_another(&e) => Ok(false),
+            Err(e) if row_changed(&e) => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -234,7 +236,7 @@ impl BlobIntent {
         };
         match engine.write(table, &op).await {
             Ok(_) => Ok(()),
-            Err(e) if lost_to_another(&e) => Ok(()),
+            Err(e) if row_changed(&e) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -245,15 +247,6 @@ impl BlobIntent {
         self.doc.state = BlobIntentState::Committed;
         self.doc.replaced = replaced;
     }
-}
-
-/// Whether a conditional write on an intent failed because the intent changed or
-/// went: another worker has it.
-pub(super) fn lost_to_another(e: &Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::PreconditionFailed | ErrorKind::EntityNotFound | ErrorKind::EntityAlreadyExists
-    )
 }
 
 #[cfg(test)]

@@ -57,12 +57,13 @@ use tables_core::sealed::{
 };
 use tables_core::size::{value_size, MAX_PROPERTY_VALUE_BYTES};
 use tables_core::{
-    col, ContinuationToken, DateTime, DynamicEntity, Engine, EntityKey, Error, ErrorKind, Filter,
-    IfMatch, LayerReconcileReport, QuerySpec, Result, Value, WriteOp, WriteOutcome,
+    col, DateTime, DynamicEntity, Engine, EntityKey, Error, ErrorKind, Filter, IfMatch,
+    LayerReconcileReport, QuerySpec, Result, Value, WriteOp, WriteOutcome,
 };
 
 use crate::layer::row_layer_engine;
 use crate::paging::EntityPages;
+use crate::upkeep::conflict::lost_race;
 use intent::{is_blob_intent, BlobIntent, BlobIntentState, BLOB_INTENT_TYPE};
 
 mod intent;
@@ -370,13 +371,17 @@ impl BlobEngine {
         // 1. The versions the writes may replace, and the blobs they refer to.
         let mut planned = Vec::with_capacity(ops.len());
         let mut uploads: Vec<(usize, Upload)> = Vec::new();
-        for (i, op) in ops.iter().enumerate() {
-            let read = BlobEngine::needs_old(op);
-            let old = if read {
-                inner.get_entity(table, &op.key(), None).await?
+        // Read at once: a transaction's rows are independent reads.
+        let olds = futures::future::try_join_all(ops.iter().map(|op| async move {
+            if BlobEngine::needs_old(op) {
+                inner.get_entity(table, &op.key(), None).await
             } else {
-                None
-            };
+                Ok(None)
+            }
+        }))
+        .await?;
+        for (i, (op, old)) in ops.iter().zip(olds).enumerate() {
+            let read = BlobEngine::needs_old(op);
             let old_refs = match &old {
                 Some(row) => refs_of(row)?,
                 None => Vec::new(),
@@ -636,18 +641,12 @@ impl BlobEngine {
     /// The engine's and the blob store's errors.
     pub async fn sweep_orphans(&self, table: &str) -> Result<SweepReport> {
         let mut referenced = std::collections::BTreeSet::new();
-        let spec = QuerySpec::default();
-        let mut token: Option<ContinuationToken> = None;
-        loop {
-            let page = self.inner.query(table, &spec, token.as_ref()).await?;
+        let mut pages = EntityPages::new(table, QuerySpec::default(), None);
+        while let Some(page) = pages.next(self.inner.as_ref()).await? {
             for row in &page.items {
                 for (_, reference) in refs_of(row)? {
                     referenced.insert(reference.name);
                 }
-            }
-            match page.continuation {
-                Some(next) => token = Some(next),
-                None => break,
             }
         }
         let cutoff_nanos = DateTime::now().to_unix_nanos()
@@ -721,11 +720,6 @@ enum Attempt {
     Done(Vec<WriteOutcome>),
     /// It lost a race and applied nothing: plan it again.
     Again(Error),
-}
-
-/// Whether a write made conditional here failed because its row changed.
-fn lost_race(e: &Error) -> bool {
-    intent::lost_to_another(e)
 }
 
 row_layer_engine!(BlobEngine, writes = write_rows, reconcile = finish_intents);

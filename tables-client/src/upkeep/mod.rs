@@ -30,7 +30,7 @@ mod reconcile;
 
 mod audit;
 mod commit;
-mod conflict;
+pub(crate) mod conflict;
 mod index_entities;
 mod intents;
 mod plan;
