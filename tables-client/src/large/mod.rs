@@ -53,7 +53,7 @@ use sha2::{Digest, Sha256};
 use tables_core::blob::{BlobCondition, BlobReference, BlobStore, ListBlobsOptions};
 use tables_core::model::ENTITY_TYPE_PROPERTY;
 use tables_core::sealed::{
-    held_parts, hold, is_blob_ref, is_held_lazy, plain_bytes, value_from_plain_bytes,
+    held_parts, is_blob_ref, is_held_lazy, unhold, value_from_plain_bytes, HELD_MAGIC,
 };
 use tables_core::size::{value_size, MAX_PROPERTY_VALUE_BYTES};
 use tables_core::{
@@ -394,22 +394,25 @@ impl BlobEngine {
                 }
             }
             for (property, source) in BlobEngine::foreign_references(&op, &old_refs)? {
-                let value = source.read_value(self.store.as_ref()).await.map_err(|e| {
-                    let message = format!(
-                        "property `{property}` of {} is written with a handle to a blob this \
+                let content = source
+                    .read_content(self.store.as_ref())
+                    .await
+                    .map_err(|e| {
+                        let message = format!(
+                            "property `{property}` of {} is written with a handle to a blob this \
                          write copies, which can't be read: {}",
-                        op.key(),
-                        e.message()
-                    );
-                    e.with_message(message).with_property(property.clone())
-                })?;
+                            op.key(),
+                            e.message()
+                        );
+                        e.with_message(message).with_property(property.clone())
+                    })?;
                 uploads.push((
                     i,
                     Upload {
                         lazy: source.lazy,
                         name: BlobEngine::new_blob_name(table, &op.key(), &property),
                         property,
-                        content: plain_bytes(&value),
+                        content,
                     },
                 ));
             }
@@ -619,16 +622,25 @@ impl BlobEngine {
                 // A `LazyBlob` field: the reference is its handle.
                 continue;
             }
-            let value = reference
-                .read_value(self.store.as_ref())
+            let in_context = |e: Error| {
+                let message = format!("property `{property}` of {key}: {}", e.message());
+                e.with_message(message)
+                    .with_entity_key(key.clone())
+                    .with_property(property.clone())
+            };
+            let content = reference
+                .read_content(self.store.as_ref())
                 .await
-                .map_err(|e| {
-                    let message = format!("property `{property}` of {key}: {}", e.message());
-                    e.with_message(message)
-                        .with_entity_key(key.clone())
-                        .with_property(property.clone())
-                })?;
-            entity.insert(property, hold(&value));
+                .map_err(in_context)?;
+            let mut held = Vec::with_capacity(HELD_MAGIC.len() + content.len());
+            held.extend_from_slice(HELD_MAGIC);
+            held.extend_from_slice(&content);
+            let held = Value::Binary(held);
+            // A blob that does not hold a value the SDK wrote is damaged.
+            if let Some(Err(e)) = unhold(&held) {
+                return Err(in_context(e));
+            }
+            entity.insert(property, held);
         }
         Ok(entity)
     }

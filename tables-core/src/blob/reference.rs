@@ -85,6 +85,16 @@ impl BlobReference {
     /// the client; the store's errors; [`ErrorKind::Encryption`] for content no
     /// value was written as.
     pub async fn read_value(&self, store: &dyn BlobStore) -> Result<Value> {
+        value_from_plain_bytes(&self.read_content(store).await?)
+    }
+
+    /// Reads the blob's content (the value's type tag and bytes), checking it is
+    /// the version and size the row recorded.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlobReference::read_value`], but the content is not decoded.
+    pub async fn read_content(&self, store: &dyn BlobStore) -> Result<Vec<u8>> {
         let missing = || {
             Error::new(
                 ErrorKind::BlobNotFound,
@@ -115,7 +125,7 @@ impl BlobReference {
         if blob.data.len() as u64 != self.size {
             return Err(missing());
         }
-        value_from_plain_bytes(&blob.data)
+        Ok(blob.data)
     }
 }
 
