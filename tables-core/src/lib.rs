@@ -7,6 +7,7 @@
 //! [`validate_batch`]), the error model ([`Error`], [`ErrorKind`]) and the
 //! [`Engine`] trait every storage engine implements.
 
+pub mod auth;
 pub mod blob;
 mod convert;
 mod datetime;

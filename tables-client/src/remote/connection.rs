@@ -8,15 +8,7 @@ use tables_core::{Error, ErrorKind, Result};
 
 use super::credential::{AccountKey, Credential, SasToken};
 
-/// The development storage account (Azurite and the storage emulator):
-/// `UseDevelopmentStorage=true` signs in as it.
-pub const DEVELOPMENT_ACCOUNT: &str = "devstoreaccount1";
-/// The development storage account's well-known key: public (the emulator's
-/// documentation prints it), so it is no secret; use it to reach an emulator on any
-/// port, e.g. `AccountName=devstoreaccount1;AccountKey=<this>;TableEndpoint=
-/// http://127.0.0.1:10902/devstoreaccount1`.
-pub const DEVELOPMENT_ACCOUNT_KEY: &str =
-    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+pub use tables_core::auth::{DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY};
 pub(crate) use DEVELOPMENT_ACCOUNT as DEV_ACCOUNT;
 pub(crate) use DEVELOPMENT_ACCOUNT_KEY as DEV_ACCOUNT_KEY;
 /// The development storage table endpoint.

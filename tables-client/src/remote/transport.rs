@@ -18,9 +18,10 @@ use super::credential::Credential;
 use super::diagnose::{self, explain_refusal, Needs, Refusal};
 use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
-use super::sign::{blob_shared_key_authorization, canonical_resource, shared_key_authorization};
+use super::sign::blob_shared_key_authorization;
 use crate::request_id::ClientRequestId;
 use std::sync::LazyLock;
+use tables_core::auth::{canonical_resource, shared_key_authorization};
 use tables_core::blob::wire::BLOB_API_VERSION;
 use tables_core::odata::header;
 
