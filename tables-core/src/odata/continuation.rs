@@ -3,6 +3,9 @@
 //! passes it back as `<Name>` query parameters. The remote engine reads the headers
 //! and writes the parameters; a server writes the headers and reads the parameters.
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
 use crate::query::ContinuationToken;
 
 /// The next PartitionKey of an entity query.
@@ -52,6 +55,34 @@ pub fn table_token_from_headers<'a>(header: impl Fn(&str) -> Option<&'a str>) ->
 /// The header that carries a table-listing position.
 pub fn table_token_header(next_table_name: &str) -> (String, String) {
     (header_name(NEXT_TABLE_NAME), next_table_name.to_owned())
+}
+
+/// The header value a server sends for one key of a continuation position:
+/// opaque, printable ASCII whatever the key holds, in a form like the service's,
+/// `1!<length>!<base64url of the key>` (the length is that of the base64 text). A
+/// client sends it back as it came; [`decode_position`] reads it.
+///
+/// ```
+/// use tables_core::odata::continuation::{decode_position, encode_position};
+///
+/// assert_eq!(encode_position("Smith"), "1!7!U21pdGg");
+/// assert_eq!(decode_position("1!7!U21pdGg").as_deref(), Some("Smith"));
+/// assert_eq!(decode_position(&encode_position("")).as_deref(), Some(""));
+/// assert_eq!(decode_position("1!8!U21pdGg"), None);
+/// ```
+pub fn encode_position(key: &str) -> String {
+    let text = URL_SAFE_NO_PAD.encode(key.as_bytes());
+    format!("1!{}!{text}", text.len())
+}
+
+/// Reads a value [`encode_position`] wrote; `None` for anything else.
+pub fn decode_position(value: &str) -> Option<String> {
+    let rest = value.strip_prefix("1!")?;
+    let (length, text) = rest.split_once('!')?;
+    if length.parse::<usize>().ok()? != text.len() {
+        return None;
+    }
+    String::from_utf8(URL_SAFE_NO_PAD.decode(text.as_bytes()).ok()?).ok()
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::value::{EdmType, Value};
 mod decode;
 
 /// The suffix of a type annotation key.
-const TYPE_SUFFIX: &str = "@odata.type";
+pub(super) const TYPE_SUFFIX: &str = "@odata.type";
 
 /// Writes one entity as the JSON body of an insert or update.
 ///
@@ -83,14 +83,14 @@ fn annotation_of(value: &Value) -> Option<EdmType> {
 }
 
 /// Writes `"<name><suffix>":`.
-fn push_json_key(out: &mut Vec<u8>, name: &str, suffix: &str) {
+pub(super) fn push_json_key(out: &mut Vec<u8>, name: &str, suffix: &str) {
     out.push(b'"');
     push_escaped(out, name);
     out.extend_from_slice(suffix.as_bytes());
     out.extend_from_slice(b"\":");
 }
 
-fn push_value(out: &mut Vec<u8>, value: &Value) {
+pub(super) fn push_value(out: &mut Vec<u8>, value: &Value) {
     // `write!` into a `Vec<u8>` cannot fail, and neither can the `Display`/`Debug`
     // impls used here, so the results below are discarded.
     match value {
@@ -141,7 +141,7 @@ fn push_value(out: &mut Vec<u8>, value: &Value) {
 }
 
 /// Writes a JSON string literal.
-fn push_json_str(out: &mut Vec<u8>, s: &str) {
+pub(super) fn push_json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     push_escaped(out, s);
     out.push(b'"');
@@ -209,6 +209,39 @@ fn push_escaped(out: &mut Vec<u8>, s: &str) {
 /// short prefix of the input.
 pub fn decode_entity(json: &[u8]) -> Result<DynamicEntity> {
     decode::entity(json)
+}
+
+/// Reads the entity body of a write request, the server's side of
+/// [`encode_entity`]: as [`decode_entity`], except that `PartitionKey` and `RowKey`
+/// may be missing (an update, merge or upsert names its entity in the URL), which
+/// [`RequestEntity`] reports, and that `Timestamp` and `odata.*` members are ignored
+/// (the service sets them).
+///
+/// ```
+/// use tables_core::{odata, Value};
+///
+/// let body = odata::decode_request_entity(br#"{"Age":34,"Timestamp":"whenever"}"#)?;
+/// assert!(!body.has_partition_key && !body.has_row_key);
+/// assert_eq!(body.entity.get("Age"), Some(&Value::Int32(34)));
+/// # Ok::<(), tables_core::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`decode_entity`], but for the keys.
+pub fn decode_request_entity(json: &[u8]) -> Result<RequestEntity> {
+    decode::request_entity(json)
+}
+
+/// An entity read from a write request's body ([`decode_request_entity`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestEntity {
+    /// The entity; a key missing from the body is empty here.
+    pub entity: DynamicEntity,
+    /// Whether the body gave a `PartitionKey`.
+    pub has_partition_key: bool,
+    /// Whether the body gave a `RowKey`.
+    pub has_row_key: bool,
 }
 
 /// Reads a page of entities, `{"value":[<entity>...], ...}`, as a query returns it.

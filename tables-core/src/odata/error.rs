@@ -220,7 +220,7 @@ fn truncate(text: String, max_chars: usize) -> String {
 }
 
 /// The reason phrase of a status, for responses without a message.
-fn status_text(status: u16) -> String {
+pub(super) fn status_text(status: u16) -> String {
     let reason = match status {
         400 => "Bad Request",
         401 => "Unauthorized",

@@ -12,11 +12,12 @@ mod entity;
 mod error;
 pub mod header;
 pub mod path;
+pub mod response;
 mod url;
 
 pub use entity::{
-    create_table_body, decode_entity, decode_entity_page, decode_table_names, encode_entity,
-    entity_to_json,
+    create_table_body, decode_entity, decode_entity_page, decode_request_entity,
+    decode_table_names, encode_entity, entity_to_json, RequestEntity,
 };
 pub use error::{parse_error_body, service_error, split_batch_index, ServiceError};
 pub use path::{entity_path, table_resource_path};

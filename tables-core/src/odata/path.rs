@@ -93,3 +93,100 @@ pub fn operation_name(mode: WriteMode) -> &'static str {
         WriteMode::Delete => "DeleteEntity",
     }
 }
+/// A resource of the Table service, as a server reads it from a request path
+/// relative to the account ([`ResourcePath::parse`]): the inverse of the paths above.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourcePath {
+    /// The account itself (`/`): service properties and stats (`?restype=service`).
+    Service,
+    /// The table list: `Tables` or `Tables()`.
+    Tables,
+    /// One table of the list: `Tables('<name>')`.
+    Table(String),
+    /// A table's entities, or its ACL with `?comp=acl`: `<table>` or `<table>()`.
+    Entities(String),
+    /// One entity: `<table>(PartitionKey='<pk>',RowKey='<rk>')`.
+    Entity(String, EntityKey),
+    /// Entity group transactions: `$batch`.
+    Batch,
+}
+
+impl ResourcePath {
+    /// Reads a path relative to the account, as sent (percent-encoded; decoded here,
+    /// then the `'..'` literals are read with `''` standing for `'`).
+    ///
+    /// ```
+    /// use tables_core::odata::path::ResourcePath;
+    /// use tables_core::EntityKey;
+    ///
+    /// assert_eq!(ResourcePath::parse("Tables()"), Some(ResourcePath::Tables));
+    /// assert_eq!(
+    ///     ResourcePath::parse("probe1(PartitionKey=%27o%27%27hara%27,RowKey='a%20b%25c')"),
+    ///     Some(ResourcePath::Entity("probe1".into(), EntityKey::new("o'hara", "a b%c")))
+    /// );
+    /// assert_eq!(ResourcePath::parse("a/b"), None);
+    /// ```
+    ///
+    /// `None` when the path names no resource of the service (or is not UTF-8 once
+    /// decoded).
+    pub fn parse(path: &str) -> Option<ResourcePath> {
+        let decoded = percent_encoding::percent_decode_str(path)
+            .decode_utf8()
+            .ok()?;
+        let path = decoded.trim_start_matches('/');
+        if path.is_empty() {
+            return Some(ResourcePath::Service);
+        }
+        if path == BATCH {
+            return Some(ResourcePath::Batch);
+        }
+        let (name, args) = match path.find('(') {
+            Some(open) => {
+                let args = path[open..].strip_prefix('(')?.strip_suffix(')')?;
+                (&path[..open], Some(args))
+            }
+            None => (path, None),
+        };
+        if name.is_empty() || name.contains(['/', '(', ')', '\'', '?', '#']) {
+            return None;
+        }
+        let is_tables = name == TABLES;
+        match args {
+            None | Some("") if is_tables => Some(ResourcePath::Tables),
+            None | Some("") => Some(ResourcePath::Entities(name.to_owned())),
+            Some(args) if is_tables => {
+                let (table, rest) = read_literal(args)?;
+                rest.is_empty().then_some(ResourcePath::Table(table))
+            }
+            Some(args) => {
+                let rest = args.strip_prefix("PartitionKey=")?;
+                let (partition_key, rest) = read_literal(rest)?;
+                let rest = rest.strip_prefix(",RowKey=")?;
+                let (row_key, rest) = read_literal(rest)?;
+                rest.is_empty().then(|| {
+                    ResourcePath::Entity(name.to_owned(), EntityKey::new(partition_key, row_key))
+                })
+            }
+        }
+    }
+}
+
+/// Reads `'<text>'` (a `''` inside stands for `'`) at the start of `text`: the
+/// text and what follows the closing quote.
+fn read_literal(text: &str) -> Option<(String, &str)> {
+    let body = text.strip_prefix('\'')?;
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    loop {
+        let quote = rest.find('\'')?;
+        out.push_str(&rest[..quote]);
+        rest = &rest[quote + 1..];
+        match rest.strip_prefix('\'') {
+            Some(after) => {
+                out.push('\'');
+                rest = after;
+            }
+            None => return Some((out, rest)),
+        }
+    }
+}

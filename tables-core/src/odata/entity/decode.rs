@@ -38,6 +38,23 @@ pub(super) fn entity(json: &[u8]) -> Result<DynamicEntity> {
     finish(&mut de, result, ctx.error, "entity")
 }
 
+/// See [`super::decode_request_entity`].
+pub(super) fn request_entity(json: &[u8]) -> Result<super::RequestEntity> {
+    let mut ctx = Ctx {
+        request: Some((false, false)),
+        ..Ctx::default()
+    };
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let result = de.deserialize_map(EntityVisitor { ctx: &mut ctx });
+    let entity = finish(&mut de, result, ctx.error.take(), "entity")?;
+    let (has_partition_key, has_row_key) = ctx.request.unwrap_or((true, true));
+    Ok(super::RequestEntity {
+        entity,
+        has_partition_key,
+        has_row_key,
+    })
+}
+
 /// See [`super::decode_entity_page`].
 pub(super) fn page(json: &[u8]) -> Result<Vec<DynamicEntity>> {
     let mut ctx = Ctx::default();
@@ -130,6 +147,9 @@ struct Ctx<'de> {
     /// Property name and type name of each `@odata.type` annotation.
     annotations: Vec<(Cow<'de, str>, Raw<'de>)>,
     names: SharedNames,
+    /// Reading a request body: keys may be missing (set here to whether each was
+    /// given), and `Timestamp` and `odata.etag` are ignored.
+    request: Option<(bool, bool)>,
 }
 
 impl Ctx<'_> {
@@ -350,13 +370,30 @@ fn system_string<'de>(name: &str, raw: Option<Raw<'de>>) -> Result<Option<Cow<'d
 }
 
 /// Builds the entity from what the visitor collected.
-fn resolve(ctx: &mut Ctx<'_>, fields: SystemFields<'_>) -> Result<DynamicEntity> {
-    let partition_key = system_string("PartitionKey", fields.partition_key)?
-        .ok_or_else(|| property_error("PartitionKey", "missing; every entity has one"))?
-        .into_owned();
-    let row_key = system_string("RowKey", fields.row_key)?
-        .ok_or_else(|| property_error("RowKey", "missing; every entity has one"))?
-        .into_owned();
+fn resolve(ctx: &mut Ctx<'_>, mut fields: SystemFields<'_>) -> Result<DynamicEntity> {
+    let partition_key = system_string("PartitionKey", fields.partition_key)?;
+    let row_key = system_string("RowKey", fields.row_key)?;
+    if let Some(given) = &mut ctx.request {
+        *given = (partition_key.is_some(), row_key.is_some());
+        fields.timestamp = None;
+        fields.etag = None;
+    }
+    let optional = ctx.request.is_some();
+    let partition_key = match partition_key {
+        Some(key) => key.into_owned(),
+        None if optional => String::new(),
+        None => {
+            return Err(property_error(
+                "PartitionKey",
+                "missing; every entity has one",
+            ))
+        }
+    };
+    let row_key = match row_key {
+        Some(key) => key.into_owned(),
+        None if optional => String::new(),
+        None => return Err(property_error("RowKey", "missing; every entity has one")),
+    };
     let timestamp = system_string("Timestamp", fields.timestamp)?
         .map(|text| {
             text.parse::<DateTime>().map_err(|_| {
