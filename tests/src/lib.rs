@@ -84,6 +84,7 @@ pub mod ordering;
 pub mod paging;
 pub mod read;
 pub mod select_top;
+pub mod server;
 pub mod tables;
 pub mod typed;
 pub mod write_modes;

@@ -38,6 +38,12 @@ async fn engine_is_as_named(backend: Backend) -> Result<()> {
             assert!(matches!(backend, Backend::Azurite(_)), "{backend:?}");
             assert_eq!(page.items.len(), 3, "Azurite's pages hold every row");
         }
+        "server" => {
+            assert!(matches!(backend, Backend::Server(_)), "{backend:?}");
+            assert_eq!(page.items.len(), 3, "the server's pages hold every row");
+            let url = tables_tests::server::url();
+            assert_eq!(backend, Backend::Server(url));
+        }
         other => panic!("the matrix has no module {other:?}"),
     }
     engine.delete_table("Probe").await?;

@@ -22,6 +22,10 @@ pub enum Backend {
     /// The remote engine on the run's Azurite (its account URL); every engine it
     /// hands out keeps its tables under a prefix of its own.
     Azurite(String),
+    /// The remote engine on the run's `tables-server` (its account URL), tables
+    /// under a prefix of their own as on Azurite; blobs in the mem blob store (the
+    /// server serves tables only).
+    Server(String),
 }
 
 impl Backend {
@@ -31,7 +35,12 @@ impl Backend {
         crate::azurite::url_or_skip(test).map(Backend::Azurite)
     }
 
-    /// The mem engine's options for this configuration; `None` on Azurite.
+    /// The run's `tables-server` ([`crate::server::url`]): always there.
+    pub fn server() -> Backend {
+        Backend::Server(crate::server::url())
+    }
+
+    /// The mem engine's options for this configuration; `None` on a remote one.
     pub fn mem_options(&self) -> Option<MemOptions> {
         match self {
             Backend::Mem => Some(MemOptions::default()),
@@ -40,7 +49,7 @@ impl Backend {
                     .with_page_size(1)
                     .with_break_at_partition_boundaries(true),
             ),
-            Backend::Azurite(_) => None,
+            Backend::Azurite(_) | Backend::Server(_) => None,
         }
     }
 
@@ -89,7 +98,9 @@ impl Backend {
                 tables_client::remote::DEFAULT_SINGLE_PUT_LIMIT,
                 tables_client::remote::DEFAULT_BLOCK_SIZE,
             )?),
-            Backend::Mem | Backend::OneRowPages => Arc::new(MemBlobStore::new()),
+            Backend::Mem | Backend::OneRowPages | Backend::Server(_) => {
+                Arc::new(MemBlobStore::new())
+            }
         };
         let container = crate::blob_suite::unique_container(test);
         store
@@ -111,6 +122,7 @@ impl Backend {
             Backend::Azurite(url) => Some(Arc::new(PrefixedEngine::unique(
                 crate::azurite::engine(url),
             ))),
+            Backend::Server(_) => Some(Arc::new(PrefixedEngine::unique(crate::server::engine()))),
             Backend::Mem | Backend::OneRowPages => None,
         }
     }

@@ -45,19 +45,27 @@ pub mod __backend {
     pub fn azurite(test: &str) -> Option<Backend> {
         Backend::azurite(test)
     }
+
+    /// [`Backend::server`].
+    pub fn server(_test: &str) -> Option<Backend> {
+        Some(Backend::server())
+    }
 }
 
-/// Expands to one test per scenario and engine configuration, in three modules:
+/// Expands to one test per scenario and engine configuration, in four modules:
 ///
 /// - `mem`: the mem engine with its default paging ([`Backend::Mem`]);
 /// - `one_row_pages`: the mem engine returning one entity per page and ending pages
 ///   at partition boundaries ([`Backend::OneRowPages`]);
 /// - `azurite`: the remote engine on the run's Azurite ([`Backend::Azurite`]), each
 ///   test in its own table namespace; without Azurite the test prints a loud
-///   `SKIPPED` line and passes, except under `CI=true`, where it fails.
+///   `SKIPPED` line and passes, except under `CI=true`, where it fails;
+/// - `server`: the remote engine on the run's `tables-server`
+///   ([`Backend::Server`]), each test in its own table namespace; never skipped.
 ///
 /// So `cargo test` names each run `file::mem::scenario`,
-/// `file::one_row_pages::scenario`, `file::azurite::scenario`.
+/// `file::one_row_pages::scenario`, `file::azurite::scenario`,
+/// `file::server::scenario`.
 ///
 /// Each scenario is a function of the invoking module,
 /// `async fn name(backend: Backend) -> R`, where `R` is `()` or a `Result` whose
@@ -104,6 +112,7 @@ macro_rules! __typed_matrix {
         $crate::__typed_engine!(mem $default $scenarios);
         $crate::__typed_engine!(one_row_pages $default $scenarios);
         $crate::__typed_engine!(azurite $default $scenarios);
+        $crate::__typed_engine!(server $default $scenarios);
     };
 }
 

@@ -1,0 +1,274 @@
+//! Entity operations: query, get, insert, update, merge, upserts and delete.
+
+use tables_core::odata::continuation::{
+    decode_position, encode_position, header_name, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
+};
+use tables_core::odata::response::{encode_entity, encode_entity_page, Resource};
+use tables_core::odata::{decode_request_entity, RequestEntity};
+use tables_core::{
+    ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Filter, IfMatch, QuerySpec, WriteOp,
+    WriteOutcome,
+};
+
+use crate::handle::Call;
+use crate::reply::{Failure, Reply};
+use crate::tables::{prefers_no_content, top};
+
+fn resource<'a>(call: &'a Call<'_>, table: &'a str) -> Resource<'a> {
+    Resource {
+        base_url: &call.target.base_url,
+        account: &call.target.account,
+        table,
+    }
+}
+
+/// `GET /<table>()`: `$filter`, `$select`, `$top`, `NextPartitionKey`/`NextRowKey`.
+pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure> {
+    let metadata = call.metadata()?;
+    let request = call.request;
+    let mut spec = QuerySpec::new();
+    if let Some(text) = request.param("$filter") {
+        let filter = Filter::parse(text).map_err(|err| {
+            Failure::invalid_input(format!(
+                "the query condition specified in the request is invalid: {}",
+                err.message()
+            ))
+        })?;
+        spec = spec.filter(filter);
+    }
+    if let Some(select) = select(request.param("$select"))? {
+        spec = spec.select(select);
+    }
+    if request.param("$top").is_some() {
+        spec = spec.top(top(request.param("$top"))?);
+    }
+    let continuation = continuation(call)?;
+    let page = call
+        .account
+        .engine
+        .query(table, &spec, continuation.as_ref())
+        .await?;
+    let mut body = Vec::with_capacity(64 + page.items.len() * 256);
+    encode_entity_page(&page.items, metadata, &resource(call, table), &mut body);
+    let mut reply = Reply::json(200, metadata, body);
+    if let Some(next) = page.continuation {
+        reply = reply.with_header(
+            header_name(NEXT_PARTITION_KEY),
+            encode_position(next.next_partition_key()),
+        );
+        if let Some(row_key) = next.next_row_key() {
+            reply = reply.with_header(header_name(NEXT_ROW_KEY), encode_position(row_key));
+        }
+    }
+    Ok(reply)
+}
+
+/// `$select=A,B`: the names; `None` when absent.
+fn select(text: Option<&str>) -> Result<Option<Vec<String>>, Failure> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let names: Vec<String> = text.split(',').map(|n| n.trim().to_owned()).collect();
+    if names.iter().any(String::is_empty) {
+        return Err(Failure::invalid_input(format!(
+            "$select={text:?} holds an empty property name; list names separated by commas"
+        )));
+    }
+    Ok(Some(names))
+}
+
+/// The position a query resumes at, from `NextPartitionKey`/`NextRowKey`.
+fn continuation(call: &Call<'_>) -> Result<Option<ContinuationToken>, Failure> {
+    let request = call.request;
+    let Some(partition) = request.param(NEXT_PARTITION_KEY) else {
+        return Ok(None);
+    };
+    let bad = || {
+        Failure::invalid_input(
+            "NextPartitionKey/NextRowKey are not values this server's continuation headers \
+             gave: pass them back exactly as a previous page returned them",
+        )
+    };
+    let partition = decode_position(partition).ok_or_else(bad)?;
+    let row = request
+        .param(NEXT_ROW_KEY)
+        .map(|row| decode_position(row).ok_or_else(bad))
+        .transpose()?;
+    Ok(Some(ContinuationToken::new(partition, row)))
+}
+
+/// `GET /<table>(PartitionKey='..',RowKey='..')`.
+pub(crate) async fn get(call: &Call<'_>, table: &str, key: &EntityKey) -> Result<Reply, Failure> {
+    let metadata = call.metadata()?;
+    let select = select(call.request.param("$select"))?;
+    let entity = call
+        .account
+        .engine
+        .get_entity(table, key, select.as_deref())
+        .await?
+        .ok_or_else(not_found)?;
+    let mut body = Vec::with_capacity(256);
+    encode_entity(&entity, metadata, &resource(call, table), &mut body);
+    let mut reply = Reply::json(200, metadata, body);
+    if let Some(etag) = &entity.etag {
+        reply = reply.with_header("etag", etag.as_str());
+    }
+    Ok(reply)
+}
+
+/// The service's answer for an entity that isn't there.
+pub(crate) fn not_found() -> Failure {
+    Failure::new(
+        404,
+        "ResourceNotFound",
+        "The specified resource does not exist.",
+    )
+}
+
+/// `POST /<table>`: Insert Entity, answering the entity (`201`) unless the request
+/// prefers no content (`204`).
+pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failure> {
+    let metadata = call.metadata()?;
+    let op = insert_op(&call.request.body)?;
+    let outcome = call.account.engine.write(table, &op).await?;
+    let WriteOp::Insert(entity) = op else {
+        unreachable!("insert_op builds an insert")
+    };
+    Ok(insert_reply(
+        call,
+        table,
+        entity,
+        &outcome,
+        prefers_no_content(call),
+        metadata,
+    ))
+}
+
+/// The insert a `POST /<table>` body asks for.
+pub(crate) fn insert_op(body: &[u8]) -> Result<WriteOp, Failure> {
+    let RequestEntity {
+        entity,
+        has_partition_key,
+        has_row_key,
+    } = decode_body(body)?;
+    if !has_partition_key || !has_row_key {
+        return Err(Failure::new(
+            400,
+            "PropertiesNeedValue",
+            "an inserted entity needs PartitionKey and RowKey in its body",
+        ));
+    }
+    Ok(WriteOp::Insert(entity))
+}
+
+/// The answer to an applied insert.
+pub(crate) fn insert_reply(
+    call: &Call<'_>,
+    table: &str,
+    mut entity: DynamicEntity,
+    outcome: &WriteOutcome,
+    no_content: bool,
+    metadata: tables_core::odata::response::Metadata,
+) -> Reply {
+    let etag = outcome.etag.clone();
+    let reply = if no_content {
+        Reply::empty(204).with_header("preference-applied", "return-no-content")
+    } else {
+        entity.timestamp = outcome.timestamp;
+        entity.etag.clone_from(&etag);
+        let mut body = Vec::with_capacity(256);
+        encode_entity(&entity, metadata, &resource(call, table), &mut body);
+        Reply::json(201, metadata, body).with_header("preference-applied", "return-content")
+    };
+    match etag {
+        Some(etag) => reply.with_header("etag", etag.as_str()),
+        None => reply,
+    }
+}
+
+fn decode_body(body: &[u8]) -> Result<RequestEntity, Failure> {
+    decode_request_entity(body).map_err(|err| {
+        Failure::invalid_input(format!("the entity body is invalid: {}", err.message()))
+    })
+}
+
+/// `PUT`, `MERGE`/`PATCH` (also tunnelled) and `DELETE` on an entity.
+pub(crate) async fn write(call: &Call<'_>, table: &str, key: &EntityKey) -> Result<Reply, Failure> {
+    let op = write_op(
+        &call.request.method,
+        key,
+        call.request.header("if-match"),
+        &call.request.body,
+    )?;
+    let outcome = call.account.engine.write(table, &op).await?;
+    Ok(match outcome.etag {
+        Some(etag) => Reply::empty(204).with_header("etag", etag.as_str()),
+        None => Reply::empty(204),
+    })
+}
+
+/// The write a `PUT`, `MERGE`, `PATCH` or `DELETE` of the entity at `key` asks
+/// for: without `If-Match` an upsert (a delete needs one).
+pub(crate) fn write_op(
+    method: &str,
+    key: &EntityKey,
+    if_match: Option<&str>,
+    body: &[u8],
+) -> Result<WriteOp, Failure> {
+    let if_match = if_match.map(parse_if_match).transpose()?;
+    if method == "DELETE" {
+        let if_match = if_match.ok_or_else(|| {
+            Failure::new(
+                400,
+                "MissingRequiredHeader",
+                "Delete Entity needs an If-Match header: the entity's ETag, or * to delete \
+                 whatever version is stored",
+            )
+        })?;
+        return Ok(WriteOp::Delete {
+            key: key.clone(),
+            if_match,
+        });
+    }
+    let RequestEntity {
+        mut entity,
+        has_partition_key,
+        has_row_key,
+    } = decode_body(body)?;
+    if (has_partition_key && entity.partition_key != key.partition_key)
+        || (has_row_key && entity.row_key != key.row_key)
+    {
+        return Err(Failure::invalid_input(format!(
+            "the body's keys ({:?}, {:?}) differ from the URL's ({:?}, {:?}); send the same \
+             keys in both, or leave them out of the body",
+            entity.partition_key, entity.row_key, key.partition_key, key.row_key
+        )));
+    }
+    entity.partition_key.clone_from(&key.partition_key);
+    entity.row_key.clone_from(&key.row_key);
+    Ok(match (method, if_match) {
+        ("PUT", None) => WriteOp::UpsertReplace(entity),
+        ("PUT", Some(if_match)) => WriteOp::Replace { entity, if_match },
+        (_, None) => WriteOp::UpsertMerge(entity),
+        (_, Some(if_match)) => WriteOp::Merge { entity, if_match },
+    })
+}
+
+/// `*` or a weak ETag `W/"..."`.
+fn parse_if_match(value: &str) -> Result<IfMatch, Failure> {
+    let value = value.trim();
+    if value == "*" {
+        return Ok(IfMatch::Any);
+    }
+    let quoted = value
+        .strip_prefix("W/")
+        .or_else(|| value.strip_prefix("w/"))
+        .unwrap_or(value);
+    if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') {
+        // The service compares with `:` encoded; a client that decoded it still matches.
+        return Ok(IfMatch::Etag(ETag::new(value.replace(':', "%3A"))));
+    }
+    Err(Failure::invalid_input(format!(
+        "If-Match {value:?} is not * or an ETag such as W/\"datetime'...'\" as a read returned it"
+    )))
+}

@@ -1,0 +1,141 @@
+//! From a request to an answer: the account, credentials, the resource, then the
+//! operation on the account's engine.
+
+use std::collections::HashMap;
+
+use tables_core::odata::path::ResourcePath;
+use tables_core::odata::response::Metadata;
+use tables_mem::MemEngine;
+
+use crate::account::Account;
+use crate::auth;
+use crate::reply::{Failure, Reply};
+use crate::request::{Request, Target};
+use crate::{batch, entities, tables};
+
+/// What the server serves: each account with its own engine.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) accounts: HashMap<String, AccountState>,
+}
+
+/// One account: its keys and its data.
+#[derive(Debug)]
+pub(crate) struct AccountState {
+    pub(crate) account: Account,
+    pub(crate) engine: MemEngine,
+}
+
+/// What a handler works with: the account's state, the target, and how to answer.
+pub(crate) struct Call<'a> {
+    pub(crate) account: &'a AccountState,
+    pub(crate) target: &'a Target,
+    pub(crate) request: &'a Request,
+}
+
+impl Call<'_> {
+    /// The metadata level the request asked for: `$format`, else `Accept` (the first
+    /// JSON type it lists; none at all means minimal metadata).
+    ///
+    /// # Errors
+    ///
+    /// `415 AtomFormatNotSupported` when the request asks for Atom or XML only.
+    pub(crate) fn metadata(&self) -> Result<Metadata, Failure> {
+        if let Some(format) = self.request.param("$format") {
+            return Metadata::from_media_type(format).ok_or_else(|| atom_refused(format));
+        }
+        let Some(accept) = self.request.header("accept") else {
+            return Ok(Metadata::Minimal);
+        };
+        let mut refused = None;
+        for range in accept.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+            let essence = range.split(';').next().unwrap_or_default().trim();
+            if essence == "*/*" || essence.eq_ignore_ascii_case("application/*") {
+                return Ok(Metadata::Minimal);
+            }
+            match Metadata::from_media_type(range) {
+                Some(level) => return Ok(level),
+                None => refused = Some(range),
+            }
+        }
+        match refused {
+            Some(range) if range.contains("xml") || range.contains("atom") => {
+                Err(atom_refused(range))
+            }
+            _ => Ok(Metadata::Minimal),
+        }
+    }
+}
+
+fn atom_refused(asked: &str) -> Failure {
+    Failure::new(
+        415,
+        "AtomFormatNotSupported",
+        format!(
+            "the request asks for {asked:?}; the Table service (since version 2015-12-11) and \
+             this server answer JSON only: send Accept: application/json;odata=minimalmetadata \
+             (or nometadata, fullmetadata)"
+        ),
+    )
+}
+
+/// Answers one request.
+pub(crate) async fn handle(state: &State, request: &Request) -> Result<Reply, Failure> {
+    let target = request
+        .target(|name| state.accounts.contains_key(name))
+        .ok_or_else(|| Failure::new(400, "InvalidUri", "the request has no path"))?;
+    let account = state.accounts.get(&target.account).ok_or_else(|| {
+        let mut known: Vec<&str> = state.accounts.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        Failure::new(
+            400,
+            "InvalidUri",
+            format!(
+                "this server has no account {:?} (it serves {}): address it as \
+                 http://host:port/<account>/..., or start the server with --account {}:<key>",
+                target.account,
+                known.join(", "),
+                target.account
+            ),
+        )
+    })?;
+    auth::authenticate(request, &account.account)?;
+    let resource = ResourcePath::parse(&target.resource).ok_or_else(|| {
+        Failure::new(
+            400,
+            "InvalidUri",
+            format!(
+                "{:?} is not a resource of the Table service: expected Tables, \
+                 Tables('<table>'), <table>(), <table>(PartitionKey='..',RowKey='..') or $batch",
+                target.resource
+            ),
+        )
+    })?;
+    let call = Call {
+        account,
+        target: &target,
+        request,
+    };
+    let method = request.method.as_str();
+    match (&resource, method) {
+        (ResourcePath::Tables, "GET") => tables::query(&call).await,
+        (ResourcePath::Tables, "POST") => tables::create(&call).await,
+        (ResourcePath::Table(name), "DELETE") => tables::delete(&call, name).await,
+        (ResourcePath::Entities(table), "GET") => entities::query(&call, table).await,
+        (ResourcePath::Entities(table), "POST") => entities::insert(&call, table).await,
+        (ResourcePath::Entity(table, key), "GET") => entities::get(&call, table, key).await,
+        (ResourcePath::Entity(table, key), "PUT" | "MERGE" | "PATCH" | "DELETE") => {
+            entities::write(&call, table, key).await
+        }
+        (ResourcePath::Batch, "POST") => batch::submit(&call).await,
+        (_, method) => Err(Failure::new(
+            405,
+            "UnsupportedHttpVerb",
+            format!(
+                "{method} is not supported on {:?}; see the Table service REST reference for \
+                 the operations on each resource",
+                target.resource
+            ),
+        )),
+    }
+}

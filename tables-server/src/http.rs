@@ -1,0 +1,216 @@
+//! The HTTP side: accepting connections, reading each request whole, and writing
+//! the answer with the headers every answer of the service carries.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tables_core::odata::header::API_VERSION;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::handle::{handle, State};
+use crate::reply::{Failure, Reply};
+use crate::request::{parse_query, Request};
+
+/// The largest request body read: the service's 4 MiB for a batch, with room for
+/// the multipart framing around it (a larger body is refused, `413`).
+const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
+
+/// Accepts connections until `shutdown` turns true, then stops them all.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    state: Arc<State>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, peer)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let state = Arc::clone(&state);
+                connections.spawn(async move {
+                    let service = service_fn(move |request| {
+                        let state = Arc::clone(&state);
+                        async move { Ok::<_, Infallible>(answer(&state, request, peer).await) }
+                    });
+                    let _ = http1::Builder::new()
+                        .keep_alive(true)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            // Reap finished connections so the set doesn't grow.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() {
+                    break;
+                }
+            }
+        }
+    }
+    connections.shutdown().await;
+}
+
+/// Reads the request and answers it; never fails (every error is an answer).
+async fn answer(
+    state: &State,
+    request: hyper::Request<Incoming>,
+    peer: SocketAddr,
+) -> hyper::Response<Full<Bytes>> {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let (parts, body) = request.into_parts();
+    let version = parts
+        .headers
+        .get("x-ms-version")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or(API_VERSION)
+        .to_owned();
+    let client_request_id = parts
+        .headers
+        .get("x-ms-client-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let wants_xml = false;
+    let reply = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Err(_) => Failure::new(
+            413,
+            "RequestBodyTooLarge",
+            format!("the request body is larger than {MAX_BODY_BYTES} bytes; the service accepts at most 4 MiB"),
+        )
+        .reply(&request_id, wants_xml),
+        Ok(collected) => {
+            let body = collected.to_bytes();
+            match read(parts, body, peer) {
+                Ok(request) => match handle(state, &request).await {
+                    Ok(reply) => reply,
+                    Err(failure) => {
+                        tracing::debug!(
+                            request_id = %request_id,
+                            method = %request.method,
+                            path = %request.raw_path,
+                            peer = %request.peer,
+                            status = failure.status,
+                            code = %failure.code,
+                            "refused: {}",
+                            failure.message
+                        );
+                        failure.reply(&request_id, wants_xml)
+                    }
+                },
+                Err(failure) => failure.reply(&request_id, wants_xml),
+            }
+        }
+    };
+    respond(reply, &request_id, &version, client_request_id)
+}
+
+/// The request, read: the method (with `X-HTTP-Method` tunnelling), the path and
+/// query, the headers and the body.
+fn read(
+    parts: hyper::http::request::Parts,
+    body: Bytes,
+    peer: SocketAddr,
+) -> Result<Request, Failure> {
+    let wire_method = parts.method.as_str().to_owned();
+    let tunnelled = match parts.headers.get_all("x-http-method").iter().count() {
+        0 => None,
+        1 => Some(
+            parts
+                .headers
+                .get("x-http-method")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
+        ),
+        _ => {
+            return Err(Failure::new(
+                400,
+                "XMethodIncorrectCount",
+                "the request has more than one X-HTTP-Method header",
+            ))
+        }
+    };
+    let method = match tunnelled {
+        None => wire_method.clone(),
+        Some(_) if wire_method != "POST" => {
+            return Err(Failure::new(
+                400,
+                "XMethodNotUsingPost",
+                "X-HTTP-Method tunnels a method through POST only",
+            ))
+        }
+        Some(method)
+            if matches!(
+                method.as_str(),
+                "MERGE" | "PATCH" | "DELETE" | "PUT" | "GET"
+            ) =>
+        {
+            method
+        }
+        Some(method) => {
+            return Err(Failure::new(
+                400,
+                "XMethodIncorrectValue",
+                format!("X-HTTP-Method {method:?} is not MERGE, PATCH, PUT, DELETE or GET"),
+            ))
+        }
+    };
+    let raw_path = parts.uri.path().to_owned();
+    let query = parse_query(parts.uri.query().unwrap_or_default());
+    Ok(Request {
+        method,
+        wire_method,
+        raw_path,
+        query,
+        headers: parts.headers,
+        body,
+        scheme: "http",
+        peer: peer.ip(),
+    })
+}
+
+/// The answer with the headers every answer carries.
+fn respond(
+    reply: Reply,
+    request_id: &str,
+    version: &str,
+    client_request_id: Option<String>,
+) -> hyper::Response<Full<Bytes>> {
+    let mut builder = hyper::Response::builder()
+        .status(reply.status)
+        .header("x-ms-request-id", request_id)
+        .header("x-ms-version", version)
+        .header("date", httpdate::fmt_http_date(SystemTime::now()))
+        .header(
+            "server",
+            concat!("tables-server/", env!("CARGO_PKG_VERSION")),
+        );
+    if let Some(id) = client_request_id {
+        builder = builder.header("x-ms-client-request-id", id);
+    }
+    if reply.status != 204 && reply.body.is_empty() {
+        builder = builder.header("content-length", "0");
+    }
+    for (name, value) in &reply.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder.body(Full::new(reply.body)).unwrap_or_else(|err| {
+        // Only a header value we wrote could be invalid (a key with a line break
+        // echoed somewhere): answer without the extra headers rather than fail.
+        tracing::warn!("an answer's headers were invalid ({err}); answering 500");
+        let mut response = hyper::Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+        response
+    })
+}

@@ -1,0 +1,249 @@
+//! `tables-server`: the tables SDK's in-memory engine served over the Azure Table
+//! REST protocol, an emulator for every SDK and language.
+//!
+//! It speaks the protocol as the official SDKs do (tables, entities in every write
+//! mode, `$batch`, the three JSON metadata levels, SharedKey and SharedKeyLite) and
+//! enforces the service's rules with the mem engine's checks, the same ones the
+//! SDK's own engines run: what Azure refuses, it refuses, with the service's status
+//! and error code.
+//!
+//! Run it (`cargo run -p tables-server`) and point any SDK at
+//! `http://127.0.0.1:10002/devstoreaccount1` with the development account, or start
+//! it in process, on a free port, for a test:
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use tables_server::Server;
+//!
+//! let server = Server::builder().port(0).start().await?;
+//! assert!(server.url().starts_with("http://127.0.0.1:"));
+//! assert!(server.connection_string().contains("AccountName=devstoreaccount1"));
+//! drop(server); // stops it
+//! # Ok::<(), std::io::Error>(()) }).unwrap();
+//! ```
+
+mod account;
+mod auth;
+mod batch;
+mod entities;
+mod handle;
+mod http;
+mod reply;
+mod request;
+mod tables;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tables_mem::MemEngine;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use account::Account;
+
+use handle::{AccountState, State};
+
+/// The emulator's usual table port.
+pub const DEFAULT_PORT: u16 = 10002;
+
+/// How to start a server: [`Server::builder`].
+#[derive(Debug, Clone)]
+pub struct Server {
+    host: IpAddr,
+    port: u16,
+    accounts: Vec<Account>,
+}
+
+impl Default for Server {
+    fn default() -> Server {
+        Server {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: DEFAULT_PORT,
+            accounts: Vec::new(),
+        }
+    }
+}
+
+impl Server {
+    /// A server on 127.0.0.1:10002 serving the development account, until
+    /// configured otherwise.
+    pub fn builder() -> Server {
+        Server::default()
+    }
+
+    /// The address to listen on (default 127.0.0.1).
+    pub fn host(mut self, host: IpAddr) -> Server {
+        self.host = host;
+        self
+    }
+
+    /// The port to listen on (default 10002; 0 picks a free one, see
+    /// [`RunningServer::addr`]).
+    pub fn port(mut self, port: u16) -> Server {
+        self.port = port;
+        self
+    }
+
+    /// Serves this account too. Without any, the server serves the development
+    /// account ([`Account::development`]).
+    pub fn account(mut self, account: Account) -> Server {
+        self.accounts.push(account);
+        self
+    }
+
+    /// The accounts served: those given, or the development account.
+    fn served_accounts(&self) -> Vec<Account> {
+        if self.accounts.is_empty() {
+            vec![Account::development()]
+        } else {
+            self.accounts.clone()
+        }
+    }
+
+    /// Starts serving on the current tokio runtime; the server stops when the
+    /// returned handle is dropped (or the runtime shuts down).
+    ///
+    /// # Errors
+    ///
+    /// If the address can't be bound (the port is taken, say).
+    pub async fn start(self) -> io::Result<RunningServer> {
+        let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
+        let addr = listener.local_addr()?;
+        let accounts = self.served_accounts();
+        let state = Arc::new(state(&accounts));
+        let (stop, stopped) = watch::channel(false);
+        tokio::spawn(http::serve(listener, state, stopped));
+        Ok(RunningServer {
+            addr,
+            accounts,
+            stop,
+            thread: None,
+        })
+    }
+
+    /// Starts serving on a thread of its own with its own runtime (`threads`
+    /// workers), independent of the caller's runtime: for tests that each run on a
+    /// runtime of their own, and for the binary. Stops when the handle is dropped.
+    ///
+    /// # Errors
+    ///
+    /// If the runtime can't be built or the address can't be bound.
+    pub fn start_on_own_thread(self, threads: usize) -> io::Result<RunningServer> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(1))
+            .thread_name("tables-server")
+            .enable_all()
+            .build()?;
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("tables-server".to_owned())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    match self.start().await {
+                        Ok(server) => {
+                            let mut stopped = server.stop.subscribe();
+                            let addr = server.addr;
+                            let accounts = server.accounts.clone();
+                            let stop = server.stop.clone();
+                            let _ = ready_tx.send(Ok((addr, accounts, stop)));
+                            // Run until the handle on the other side says stop.
+                            while !*stopped.borrow() {
+                                if stopped.changed().await.is_err() {
+                                    break;
+                                }
+                            }
+                            drop(server);
+                        }
+                        Err(err) => {
+                            let _ = ready_tx.send(Err(err));
+                        }
+                    }
+                });
+            })?;
+        let (addr, accounts, stop) = ready_rx
+            .recv()
+            .map_err(|_| io::Error::other("the server thread stopped before it started"))??;
+        Ok(RunningServer {
+            addr,
+            accounts,
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+fn state(accounts: &[Account]) -> State {
+    let accounts: HashMap<String, AccountState> = accounts
+        .iter()
+        .map(|account| {
+            (
+                account.name().to_owned(),
+                AccountState {
+                    account: account.clone(),
+                    engine: MemEngine::new(),
+                },
+            )
+        })
+        .collect();
+    State { accounts }
+}
+
+/// A server that is running; dropping it stops it.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    accounts: Vec<Account>,
+    stop: watch::Sender<bool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The table endpoint of its first account, path-style:
+    /// `http://127.0.0.1:<port>/<account>`.
+    pub fn url(&self) -> String {
+        self.account_url(self.accounts[0].name())
+    }
+
+    /// The table endpoint of `account`, path-style.
+    pub fn account_url(&self, account: &str) -> String {
+        format!("http://{}/{account}", self.addr)
+    }
+
+    /// The connection string of its first account, for any SDK:
+    /// `DefaultEndpointsProtocol=http;AccountName=..;AccountKey=..;TableEndpoint=..`.
+    pub fn connection_string(&self) -> String {
+        let account = &self.accounts[0];
+        format!(
+            "DefaultEndpointsProtocol=http;AccountName={};AccountKey={};TableEndpoint={}",
+            account.name(),
+            account.key_text(),
+            self.url()
+        )
+    }
+
+    /// Stops serving and waits for the server's thread, if it has one.
+    pub fn stop(mut self) {
+        self.shut_down();
+    }
+
+    fn shut_down(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}

@@ -1,0 +1,182 @@
+//! `tables-server`: serve the Azure Table REST protocol on a loopback port.
+//!
+//! ```text
+//! tables-server [--host 127.0.0.1] [--port 10002] [--account name:key[:key2]]...
+//!               [--threads N] [--log-level info]
+//! ```
+//!
+//! Accounts also come from `TABLES_SERVER_ACCOUNTS` or Azurite's `AZURITE_ACCOUNTS`
+//! (`name:key[:key2];name:key...`); without any, the development account.
+
+use std::io::Write as _;
+use std::net::IpAddr;
+use std::process::ExitCode;
+
+use tables_server::{Account, Server, DEFAULT_PORT};
+
+const USAGE: &str = "\
+tables-server: the tables SDK's in-memory engine over the Azure Table REST protocol
+
+USAGE:
+    tables-server [OPTIONS]
+
+OPTIONS:
+    --host <IP>              address to listen on [default: 127.0.0.1]
+    --port <PORT>            port to listen on; 0 picks a free one [default: 10002]
+    --account <NAME:KEY>     serve this account (NAME:KEY1[:KEY2]); repeat for more.
+                             Also TABLES_SERVER_ACCOUNTS or AZURITE_ACCOUNTS
+                             (NAME:KEY[:KEY2];NAME:KEY...). Default: the development
+                             account devstoreaccount1 with its well-known key
+    --threads <N>            worker threads [default: the number of CPUs]
+    --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
+                             also RUST_LOG
+    -h, --help               print this help
+";
+
+struct Options {
+    host: IpAddr,
+    port: u16,
+    accounts: Vec<Account>,
+    threads: usize,
+    log_level: String,
+}
+
+fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
+    let mut options = Options {
+        host: IpAddr::from([127, 0, 0, 1]),
+        port: DEFAULT_PORT,
+        accounts: Vec::new(),
+        threads: std::thread::available_parallelism().map_or(2, usize::from),
+        log_level: std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--host" => {
+                let text = value()?;
+                options.host = text
+                    .parse()
+                    .map_err(|_| format!("--host {text:?} is not an IP address"))?;
+            }
+            "--port" => {
+                let text = value()?;
+                options.port = text
+                    .parse()
+                    .map_err(|_| format!("--port {text:?} is not a port number (0 to 65535)"))?;
+            }
+            "--account" => {
+                let text = value()?;
+                options
+                    .accounts
+                    .extend(Account::parse_list(&text).map_err(|e| format!("--account: {e}"))?);
+            }
+            "--threads" => {
+                let text = value()?;
+                options.threads = text
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("--threads {text:?} is not a positive number"))?;
+            }
+            "--log-level" => options.log_level = value()?,
+            other => return Err(format!("unknown option {other:?}")),
+        }
+    }
+    if options.accounts.is_empty() {
+        for var in ["TABLES_SERVER_ACCOUNTS", "AZURITE_ACCOUNTS"] {
+            if let Ok(text) = std::env::var(var) {
+                options
+                    .accounts
+                    .extend(Account::parse_list(&text).map_err(|e| format!("{var}: {e}"))?);
+                break;
+            }
+        }
+    }
+    Ok(Some(options))
+}
+
+fn main() -> ExitCode {
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            let _ = std::io::stdout().write_all(USAGE.as_bytes());
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("tables-server: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let filter = tracing_subscriber::filter::LevelFilter::from_level(
+        match options.log_level.to_ascii_lowercase().as_str() {
+            "error" => tracing::Level::ERROR,
+            "warn" => tracing::Level::WARN,
+            "debug" => tracing::Level::DEBUG,
+            "trace" => tracing::Level::TRACE,
+            _ => tracing::Level::INFO,
+        },
+    );
+    tracing_subscriber::fmt()
+        .with_max_level(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let mut server = Server::builder().host(options.host).port(options.port);
+    for account in options.accounts {
+        server = server.account(account);
+    }
+    let running = match server.start_on_own_thread(options.threads) {
+        Ok(running) => running,
+        Err(err) => {
+            eprintln!(
+                "tables-server: can't listen on {}:{}: {err}",
+                options.host, options.port
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "tables-server listening on http://{}", running.addr());
+    let _ = writeln!(out, "connection string: {}", running.connection_string());
+    let _ = out.flush();
+    drop(out);
+    wait_for_signal();
+    running.stop();
+    ExitCode::SUCCESS
+}
+
+/// Blocks until Ctrl-C or SIGTERM.
+fn wait_for_signal() {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+                return;
+            }
+        }
+        let _ = tokio::signal::ctrl_c().await;
+    });
+}

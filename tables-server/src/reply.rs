@@ -1,0 +1,128 @@
+//! Answers: a status, headers and a body; errors in the service's form.
+
+use bytes::Bytes;
+use tables_core::odata::response::{encode_error, encode_error_xml, Metadata};
+use tables_core::{DateTime, Error, ErrorKind};
+
+/// An answer, before the headers every answer carries are added.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Bytes,
+}
+
+impl Reply {
+    /// An answer without a body.
+    pub(crate) fn empty(status: u16) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+
+    /// A JSON answer at `metadata`'s level.
+    pub(crate) fn json(status: u16, metadata: Metadata, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            headers: vec![(
+                "content-type".to_owned(),
+                metadata.content_type().to_owned(),
+            )],
+            body: Bytes::from(body),
+        }
+    }
+
+    /// An XML answer.
+    pub(crate) fn xml(status: u16, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            headers: vec![("content-type".to_owned(), "application/xml".to_owned())],
+            body: Bytes::from(body),
+        }
+    }
+
+    pub(crate) fn with_header(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Reply {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A refusal in the service's terms: status, error code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub(crate) status: u16,
+    pub(crate) code: String,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(status: u16, code: &str, message: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// `400 InvalidInput`.
+    pub(crate) fn invalid_input(message: impl Into<String>) -> Failure {
+        Failure::new(400, "InvalidInput", message)
+    }
+
+    /// The engine's error as the service answers it. An error the engine found in
+    /// the input before it ran (no status of its own) is the client's mistake: a
+    /// `400`, never a `500`.
+    pub(crate) fn from_error(err: &Error) -> Failure {
+        let (default_status, default_code) = err.kind().service_default();
+        let status = err
+            .status()
+            .or((default_status != 0).then_some(default_status))
+            .unwrap_or(400);
+        let code = err
+            .service_code()
+            .filter(|code| !code.is_empty())
+            .unwrap_or(match err.kind() {
+                ErrorKind::Decode => "InvalidInput",
+                _ if !default_code.is_empty() => default_code,
+                _ => "InvalidInput",
+            });
+        // A decode error names the request body the client sent.
+        let status = if err.kind() == ErrorKind::Decode {
+            400
+        } else {
+            status
+        };
+        Failure::new(status, code, err.message())
+    }
+
+    /// The answer: JSON (`odata.error`) unless `xml`, with `x-ms-error-code`. The
+    /// message ends, as the service's do, with the request id and the time.
+    pub(crate) fn reply(&self, request_id: &str, xml: bool) -> Reply {
+        let message = format!(
+            "{}\nRequestId:{request_id}\nTime:{}",
+            self.message,
+            DateTime::now()
+        );
+        let mut body = Vec::with_capacity(message.len() + 96);
+        let reply = if xml {
+            encode_error_xml(&self.code, &message, &mut body);
+            Reply::xml(self.status, body)
+        } else {
+            encode_error(&self.code, &message, &mut body);
+            Reply::json(self.status, Metadata::Minimal, body)
+        };
+        reply.with_header("x-ms-error-code", self.code.clone())
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(err: Error) -> Failure {
+        Failure::from_error(&err)
+    }
+}

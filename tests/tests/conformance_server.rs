@@ -1,0 +1,10 @@
+//! The conformance suite against the remote engine on `tables-server` (the run's, or
+//! one started in process), with Azure's capabilities: the server declares no
+//! difference from the service.
+
+mod server {
+    tables_tests::conformance_suite!(
+        tables_tests::server::engine(),
+        tables_tests::Capabilities::azure()
+    );
+}
