@@ -7,11 +7,14 @@
 # optional field-type features), install the pinned Azurite from npm
 # (tools/azurite/package-lock.json) and the pinned Azure Tables JS SDK
 # (tools/js-sdk/package-lock.json, for the interop test), start Azurite on a free
-# 127.0.0.1 port and azurite-blob on another, run every
+# 127.0.0.1 port and azurite-blob on another, build and start tables-server on a
+# third (TABLES_TEST_SERVER_URL: the conformance suite and the typed matrix run on
+# it too), run every
 # test target and the doc tests with TABLES_TEST_AZURITE_URL pointing at it (the
 # conformance suite, the typed tests and the remote engine's tests run against it)
 # and TABLES_TEST_AZURITE_BLOB_URL at its blob service (the blob suite),
-# run every example on the in-memory engine and again on Azurite, stop Azurite (always, also on Ctrl-C), print a summary.
+# run every example on the in-memory engine, on Azurite and on tables-server, stop
+# the servers (always, also on Ctrl-C), print a summary.
 #
 # With CI=true a missing or broken Azurite fails the run; elsewhere the run goes on
 # with a loud warning and the Azurite tests report themselves as skipped.
@@ -56,6 +59,8 @@ esac
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/tables-test.XXXXXX")" || exit 1
 AZURITE_PID=""
 AZURITE_LOG=""
+SERVER_PID=""
+SERVER_LOG=""
 AZURITE_BLOB_PID=""
 AZURITE_BLOB_LOG=""
 FAILED=0
@@ -137,6 +142,12 @@ stop_azurite() {
     AZURITE_BLOB_PID=""
 }
 
+# Stops the run's tables-server.
+stop_server() {
+    stop_pid "$SERVER_PID"
+    SERVER_PID=""
+}
+
 cleanup() {
     local rc=$?
     # A child forked for a background command that is signalled before it execs
@@ -144,9 +155,10 @@ cleanup() {
     [ "$BASHPID" = "$$" ] || exit "$rc"
     trap - EXIT INT TERM
     stop_azurite
+    stop_server
     if [ "$FAILED" -ne 0 ] || [ "$rc" -ne 0 ] || [ "$KEEP_WORK_DIR" -ne 0 ]; then
         local log
-        for log in "$AZURITE_LOG" "$AZURITE_BLOB_LOG"; do
+        for log in "$AZURITE_LOG" "$AZURITE_BLOB_LOG" "$SERVER_LOG"; do
             if [ -n "$log" ] && [ -s "$log" ]; then
                 printf '\n--- Azurite log (%s), last 40 lines:\n' "$log" >&2
                 tail -n 40 "$log" >&2
@@ -303,6 +315,56 @@ azurite_version() {
 }
 
 # ---------------------------------------------------------------------------
+# tables-server
+
+# Builds the workspace's binaries (tables-server) with the workspace's features, so
+# the test build reuses the artifacts; sets SERVER_BIN.
+build_server() {
+    cargo build --workspace --bins || return 1
+    local target_dir
+    target_dir="$(cargo metadata --no-deps --format-version 1 |
+        node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).target_directory)')" || return 1
+    SERVER_BIN="$target_dir/debug/tables-server"
+    [ -x "$SERVER_BIN" ] || {
+        echo "the build did not produce $SERVER_BIN" >&2
+        return 1
+    }
+}
+
+# Starts the built tables-server on a free port (it prints the address it listens
+# on); sets SERVER_PID, SERVER_LOG and SERVER_PORT.
+start_server() {
+    local attempt port deadline
+    for attempt in 1 2 3 4 5; do
+        port="$(free_port)" || return 1
+        SERVER_LOG="$WORK_DIR/tables-server-$attempt.log"
+        echo "starting tables-server on 127.0.0.1:$port (attempt $attempt, log $SERVER_LOG)"
+        "$SERVER_BIN" --host 127.0.0.1 --port "$port" --threads 2 >"$SERVER_LOG" 2>&1 </dev/null &
+        SERVER_PID=$!
+        deadline=$((SECONDS + 30))
+        while kill -0 "$SERVER_PID" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+            if grep -q "listening on" "$SERVER_LOG" 2>/dev/null; then
+                SERVER_PORT="$port"
+                echo "tables-server answers on 127.0.0.1:$port"
+                return 0
+            fi
+            sleep 0.1
+        done
+        stop_pid "$SERVER_PID"
+        SERVER_PID=""
+        if grep -qi "address already in use\|addrinuse" "$SERVER_LOG" 2>/dev/null; then
+            echo "port $port was taken meanwhile; trying another" >&2
+            continue
+        fi
+        echo "tables-server did not start:" >&2
+        tail -n 20 "$SERVER_LOG" >&2
+        return 1
+    done
+    echo "gave up after 5 port collisions" >&2
+    return 1
+}
+
+# ---------------------------------------------------------------------------
 # Examples
 
 # Lists the [[example]] targets of the examples package, one name per line, from
@@ -345,13 +407,21 @@ build_examples() {
     EXAMPLES_DIR="$target_dir/debug/examples"
 }
 
-# run_example <name> <mem|azurite>: the built example on the in-memory engine, or on
-# the run's Azurite (the examples read TABLES_CONNECTION_STRING).
+# run_example <name> <mem|azurite|server>: the built example on the in-memory engine,
+# on the run's Azurite, or on the run's tables-server (with Azurite's blob service
+# beside it when it runs); the examples read TABLES_CONNECTION_STRING.
 run_example() {
     (
         case "$2" in
             mem) unset TABLES_CONNECTION_STRING ;;
             azurite) export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_AZURITE_URL;BlobEndpoint=$TABLES_TEST_AZURITE_BLOB_URL" ;;
+            server)
+                TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_SERVER_URL"
+                if [ -n "${TABLES_TEST_AZURITE_BLOB_URL:-}" ]; then
+                    TABLES_CONNECTION_STRING="$TABLES_CONNECTION_STRING;BlobEndpoint=$TABLES_TEST_AZURITE_BLOB_URL"
+                fi
+                export TABLES_CONNECTION_STRING
+                ;;
             *)
                 echo "run_example: no engine $2" >&2
                 return 2
@@ -396,6 +466,22 @@ else
     azurite_trouble "install Azurite" "$((SECONDS - start))" "Azurite could not be installed from npm"
 fi
 
+# tables-server: build, start.
+unset TABLES_TEST_SERVER_URL
+SERVER_BIN=""
+say "build and start tables-server"
+step "build tables-server" build_server
+if [ -n "$SERVER_BIN" ]; then
+    start=$SECONDS
+    if start_server; then
+        record PASS "start tables-server" "$((SECONDS - start))"
+        export TABLES_TEST_SERVER_URL="http://127.0.0.1:$SERVER_PORT/$AZURITE_ACCOUNT"
+        echo "TABLES_TEST_SERVER_URL=$TABLES_TEST_SERVER_URL"
+    else
+        record FAIL "start tables-server" "$((SECONDS - start))"
+    fi
+fi
+
 step "install the JS SDK" install_js_sdk
 step "cargo test (all targets)" limited "$TEST_TIMEOUT" cargo test --workspace --all-targets
 step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --doc
@@ -413,6 +499,14 @@ elif examples="$(list_examples)" && [ -n "$examples" ]; then
         else
             record SKIP "example $example (Azurite)" 0
         fi
+        if [ -z "${TABLES_TEST_SERVER_URL:-}" ]; then
+            record FAIL "example $example (server): no server" 0
+        elif [ "$example" = employee_photo ] && [ -z "${TABLES_TEST_AZURITE_BLOB_URL:-}" ]; then
+            # Its photos live in a blob service, which the server does not serve.
+            record SKIP "example $example (server): no blob service" 0
+        else
+            step "example $example (server)" run_example "$example" server
+        fi
     done <<<"$examples"
 else
     echo "no examples found in package $EXAMPLES_PACKAGE" >&2
@@ -420,6 +514,7 @@ else
 fi
 
 stop_azurite
+stop_server
 
 say "summary ($((SECONDS - RUN_START))s in all)"
 if [ -n "$EXAMPLES_DIR" ]; then
@@ -433,6 +528,9 @@ if [ -n "${TABLES_TEST_AZURITE_URL:-}" ]; then
         "$TABLES_TEST_AZURITE_URL" "$TABLES_TEST_AZURITE_BLOB_URL"
 else
     printf '  Azurite: NOT RUNNING; the Azurite tests were skipped\n'
+fi
+if [ -n "${TABLES_TEST_SERVER_URL:-}" ]; then
+    printf '  tables-server: %s (stopped)\n' "$TABLES_TEST_SERVER_URL"
 fi
 if [ "$FAILED" -ne 0 ]; then
     printf '\nFAILED\n'

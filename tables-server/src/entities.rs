@@ -3,7 +3,9 @@
 use tables_core::odata::continuation::{
     decode_position, encode_position, header_name, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
 };
-use tables_core::odata::response::{encode_entity, encode_entity_page, Resource};
+use tables_core::odata::response::{
+    encode_entity, encode_entity_page, encode_selected_entity, Resource,
+};
 use tables_core::odata::{decode_request_entity, RequestEntity};
 use tables_core::{
     ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Filter, IfMatch, QuerySpec, WriteOp,
@@ -36,8 +38,9 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
         })?;
         spec = spec.filter(filter);
     }
-    if let Some(select) = select(request.param("$select"))? {
-        spec = spec.select(select);
+    let select = select(request.param("$select"))?;
+    if let Some(select) = &select {
+        spec = spec.select(select.clone());
     }
     if request.param("$top").is_some() {
         spec = spec.top(top(request.param("$top"))?);
@@ -49,7 +52,13 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
         .query(table, &spec, continuation.as_ref())
         .await?;
     let mut body = Vec::with_capacity(64 + page.items.len() * 256);
-    encode_entity_page(&page.items, metadata, &resource(call, table), &mut body);
+    encode_entity_page(
+        &page.items,
+        select.as_deref(),
+        metadata,
+        &resource(call, table),
+        &mut body,
+    );
     let mut reply = Reply::json(200, metadata, body);
     if let Some(next) = page.continuation {
         reply = reply.with_header(
@@ -108,7 +117,13 @@ pub(crate) async fn get(call: &Call<'_>, table: &str, key: &EntityKey) -> Result
         .await?
         .ok_or_else(not_found)?;
     let mut body = Vec::with_capacity(256);
-    encode_entity(&entity, metadata, &resource(call, table), &mut body);
+    encode_selected_entity(
+        &entity,
+        select.as_deref(),
+        metadata,
+        &resource(call, table),
+        &mut body,
+    );
     let mut reply = Reply::json(200, metadata, body);
     if let Some(etag) = &entity.etag {
         reply = reply.with_header("etag", etag.as_str());

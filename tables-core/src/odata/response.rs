@@ -123,6 +123,19 @@ pub fn encode_entity(
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
+    encode_selected_entity(entity, None, metadata, here, out);
+}
+
+/// [`encode_entity`] for a read with `$select`: only the selected properties (the
+/// keys and `Timestamp` too only if selected; the ETag always), and a selected
+/// property the entity lacks as `null`, as the service answers.
+pub fn encode_selected_entity(
+    entity: &DynamicEntity,
+    select: Option<&[String]>,
+    metadata: Metadata,
+    here: &Resource<'_>,
+    out: &mut Vec<u8>,
+) {
     out.push(b'{');
     if metadata != Metadata::None {
         out.extend_from_slice(b"\"odata.metadata\":");
@@ -132,13 +145,15 @@ pub fn encode_entity(
         );
         out.push(b',');
     }
-    entity_members(entity, metadata, here, out);
+    entity_members(entity, select, metadata, here, out);
     out.push(b'}');
 }
 
-/// Writes a page of a query's entities: `{"odata.metadata":..,"value":[..]}`.
+/// Writes a page of a query's entities: `{"odata.metadata":..,"value":[..]}`, each
+/// projected on `select` as [`encode_selected_entity`] does.
 pub fn encode_entity_page<'e>(
     entities: impl IntoIterator<Item = &'e DynamicEntity>,
+    select: Option<&[String]>,
     metadata: Metadata,
     here: &Resource<'_>,
     out: &mut Vec<u8>,
@@ -155,7 +170,7 @@ pub fn encode_entity_page<'e>(
             out.push(b',');
         }
         out.push(b'{');
-        entity_members(entity, metadata, here, out);
+        entity_members(entity, select, metadata, here, out);
         out.push(b'}');
     }
     out.extend_from_slice(b"]}");
@@ -164,10 +179,12 @@ pub fn encode_entity_page<'e>(
 /// The members of one entity object, without braces.
 fn entity_members(
     entity: &DynamicEntity,
+    select: Option<&[String]>,
     metadata: Metadata,
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
+    let selected = |name: &str| select.map_or(true, |select| select.iter().any(|s| s == name));
     if metadata == Metadata::Full {
         let link = entity_path(here.table, &entity.key());
         out.extend_from_slice(b"\"odata.type\":");
@@ -182,21 +199,33 @@ fn entity_members(
     } else if metadata == Metadata::Minimal {
         etag_member(entity, out);
     }
-    out.extend_from_slice(b"\"PartitionKey\":");
-    push_json_str(out, &entity.partition_key);
-    out.extend_from_slice(b",\"RowKey\":");
-    push_json_str(out, &entity.row_key);
-    if let Some(timestamp) = entity.timestamp {
+    // Every member is written with a comma after it; the last one is dropped.
+    let start = out.len();
+    if selected("PartitionKey") {
+        out.extend_from_slice(b"\"PartitionKey\":");
+        push_json_str(out, &entity.partition_key);
         out.push(b',');
+    }
+    if selected("RowKey") {
+        out.extend_from_slice(b"\"RowKey\":");
+        push_json_str(out, &entity.row_key);
+        out.push(b',');
+    }
+    if let Some(timestamp) = entity.timestamp.filter(|_| selected("Timestamp")) {
         if metadata == Metadata::Full {
             push_json_key(out, "Timestamp", TYPE_SUFFIX);
             out.extend_from_slice(b"\"Edm.DateTime\",");
         }
         push_json_key(out, "Timestamp", "");
         push_value(out, &Value::DateTime(timestamp));
-    }
-    for (name, value) in entity.properties() {
         out.push(b',');
+    }
+    let property = |out: &mut Vec<u8>, name: &str, value: Option<&Value>| {
+        let Some(value) = value else {
+            push_json_key(out, name, "");
+            out.extend_from_slice(b"null,");
+            return;
+        };
         if metadata != Metadata::None {
             if let Some(edm) = annotation_of(value) {
                 push_json_key(out, name, TYPE_SUFFIX);
@@ -207,6 +236,26 @@ fn entity_members(
         }
         push_json_key(out, name, "");
         push_value(out, value);
+        out.push(b',');
+    };
+    match select {
+        None => {
+            for (name, value) in entity.properties() {
+                property(out, name, Some(value));
+            }
+        }
+        Some(select) => {
+            for name in select {
+                if !matches!(name.as_str(), "PartitionKey" | "RowKey" | "Timestamp") {
+                    property(out, name, entity.get(name));
+                }
+            }
+        }
+    }
+    // The comma after the last member (a property's, or the metadata's when the
+    // projection selected nothing the entity has).
+    if out.len() >= start && out.last() == Some(&b',') {
+        out.pop();
     }
 }
 

@@ -524,6 +524,11 @@ fn typed_value(name: &str, raw: Raw<'_>, edm: Option<EdmType>) -> Result<Value> 
         (Some(edm @ EdmType::Int32), Raw::I64(n)) => {
             Value::Int32(i32::try_from(n).map_err(|_| out_of_range(edm))?)
         }
+        // An annotated number may come as a string (the JS SDK writes
+        // `{ value: "-2147483648", type: "Int32" }` so).
+        (Some(edm @ EdmType::Int32), Raw::Str(s)) => {
+            Value::Int32(s.trim().parse().map_err(|_| bad_text(edm, &s))?)
+        }
         (Some(EdmType::Int32), raw) => return Err(mismatch(&raw, "an integer for Edm.Int32")),
         (Some(edm @ EdmType::Int64), Raw::Str(s)) => {
             Value::Int64(s.parse().map_err(|_| bad_text(edm, &s))?)
@@ -542,7 +547,12 @@ fn typed_value(name: &str, raw: Raw<'_>, edm: Option<EdmType>) -> Result<Value> 
             "NaN" => f64::NAN,
             "Infinity" => f64::INFINITY,
             "-Infinity" => f64::NEG_INFINITY,
-            _ => return Err(bad_text(edm, &s)),
+            text => match text.trim().parse::<f64>() {
+                // A finite number written as a string (Rust's parser takes `inf`
+                // and `nan` spellings the service doesn't: those are refused).
+                Ok(x) if x.is_finite() => x,
+                _ => return Err(bad_text(edm, &s)),
+            },
         }),
         (Some(EdmType::Double), raw) => return Err(mismatch(&raw, "a number for Edm.Double")),
         (Some(edm @ EdmType::Boolean), Raw::Str(s)) => Value::Boolean(match &*s {

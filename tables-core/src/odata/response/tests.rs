@@ -71,7 +71,7 @@ fn pages_and_tables_read_back() {
     let entities = [sample(), DynamicEntity::new("p", "r")];
     for metadata in [Metadata::Minimal, Metadata::Full] {
         let mut body = Vec::new();
-        encode_entity_page(&entities, metadata, &here(), &mut body);
+        encode_entity_page(&entities, None, metadata, &here(), &mut body);
         assert_eq!(decode_entity_page(&body).unwrap(), entities);
         for single in [false, true] {
             let mut body = Vec::new();
@@ -164,4 +164,30 @@ fn media_types() {
     ] {
         assert_eq!(Metadata::from_media_type(text), level, "{text}");
     }
+}
+
+#[test]
+fn projections_write_the_selected_properties_only() {
+    let select = ["I".to_owned(), "Missing".to_owned(), "RowKey".to_owned()];
+    for metadata in [Metadata::None, Metadata::Minimal, Metadata::Full] {
+        let mut body = Vec::new();
+        encode_selected_entity(&sample(), Some(&select), metadata, &here(), &mut body);
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["I"], 42, "{metadata:?}");
+        assert!(
+            json["Missing"].is_null() && json.get("Missing").is_some(),
+            "{json}"
+        );
+        assert_eq!(json["RowKey"], "a b");
+        assert!(
+            json.get("PartitionKey").is_none() && json.get("S").is_none(),
+            "{json}"
+        );
+        assert!(json.get("Timestamp").is_none(), "{json}");
+        assert_eq!(json.get("odata.etag").is_some(), metadata != Metadata::None);
+    }
+    let none: [String; 1] = ["Missing".to_owned()];
+    let mut body = Vec::new();
+    encode_selected_entity(&sample(), Some(&none), Metadata::None, &here(), &mut body);
+    assert_eq!(body, br#"{"Missing":null}"#);
 }

@@ -1,0 +1,56 @@
+//! The official Azure Tables JS SDK (pinned in `tools/js-sdk`) drives `tables-server`
+//! (the run's, or one started in process): tables, every write mode with ETags,
+//! every Edm type at its extremes read back exactly, batches (with a failing
+//! operation: its index, nothing applied), paging, `$filter` and `$select`. The
+//! checks are in `tools/js-sdk/drive.mjs`. Skipped loudly without node or the
+//! install (a failure under `CI=true`).
+
+#![allow(clippy::unwrap_used, missing_docs)] // tests
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use tables_tests::azurite::{connection_string, under_ci};
+
+#[test]
+fn the_js_sdk_drives_the_server() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tools/js-sdk");
+    let installed = dir.join("node_modules/@azure/data-tables").is_dir();
+    let node = Command::new("node").arg("--version").output().is_ok();
+    if !(installed && node) {
+        let why = format!(
+            "SKIPPED js_sdk_server: {} (run `npm ci` in tools/js-sdk; the test command does)",
+            if node {
+                "tools/js-sdk is not installed"
+            } else {
+                "node is not on PATH"
+            }
+        );
+        assert!(!under_ci(), "{why}");
+        eprintln!("{why}");
+        return;
+    }
+    let connection = connection_string(&tables_tests::server::url());
+    let prefix = format!("js{}", std::process::id());
+    let out = Command::new("node")
+        .arg(dir.join("drive.mjs"))
+        .args([&connection, &prefix])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the JS SDK's checks failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checks: usize = stdout
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("ok ")?
+                .strip_suffix(" checks")?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no `ok <n> checks` line in:\n{stdout}"));
+    assert!(checks >= 50, "only {checks} checks ran:\n{stdout}");
+}
