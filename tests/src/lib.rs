@@ -79,6 +79,7 @@ pub mod fault_proxy;
 pub mod filters;
 pub mod forward;
 mod harness;
+pub mod js_sdk;
 pub mod limits;
 pub mod ordering;
 pub mod paging;

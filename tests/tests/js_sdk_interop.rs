@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::Value as Json;
 use tables_client::{DateTime, Entity, EntityUnion, IfMatch, Property, TableServiceClient, Value};
-use tables_tests::azurite::{connection_string, under_ci, url_or_skip};
+use tables_tests::azurite::{connection_string, url_or_skip};
 
 #[derive(Property, Debug, Clone, Copy, PartialEq, Eq)]
 #[entity(int)]
@@ -54,28 +54,6 @@ pub struct Department {
 pub enum Sales {
     Employee(Employee),
     Department(Department),
-}
-
-/// The JS tool, or `None` (loudly; a panic under CI) when node or its install is
-/// missing.
-fn js_tool() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tools/js-sdk");
-    let installed = dir.join("node_modules/@azure/data-tables").is_dir();
-    let node = Command::new("node").arg("--version").output().is_ok();
-    if installed && node {
-        return Some(dir.join("seed.mjs"));
-    }
-    let why = format!(
-        "SKIPPED js_sdk_interop: {} (run `npm ci` in tools/js-sdk; the test command does)",
-        if node {
-            "tools/js-sdk is not installed"
-        } else {
-            "node is not on PATH"
-        }
-    );
-    assert!(!under_ci(), "{why}");
-    eprintln!("{why}");
-    None
 }
 
 fn js(tool: &PathBuf, command: &str, connection: &str, table: &str) -> String {
@@ -127,7 +105,9 @@ async fn rows_the_js_sdk_wrote_survive_a_typed_read_modify_write() {
     else {
         return;
     };
-    let Some(tool) = js_tool() else { return };
+    let Some(tool) = tables_tests::js_sdk::script_or_skip("js_sdk_interop", "seed.mjs") else {
+        return;
+    };
     let connection = connection_string(&url);
     let table = format!("JsSdk{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
     js(&tool, "write", &connection, &table);

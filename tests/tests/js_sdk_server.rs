@@ -7,33 +7,19 @@
 
 #![allow(clippy::unwrap_used, missing_docs)] // tests
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use tables_tests::azurite::{connection_string, under_ci};
+use tables_tests::azurite::connection_string;
 
 #[test]
 fn the_js_sdk_drives_the_server() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tools/js-sdk");
-    let installed = dir.join("node_modules/@azure/data-tables").is_dir();
-    let node = Command::new("node").arg("--version").output().is_ok();
-    if !(installed && node) {
-        let why = format!(
-            "SKIPPED js_sdk_server: {} (run `npm ci` in tools/js-sdk; the test command does)",
-            if node {
-                "tools/js-sdk is not installed"
-            } else {
-                "node is not on PATH"
-            }
-        );
-        assert!(!under_ci(), "{why}");
-        eprintln!("{why}");
+    let Some(drive) = tables_tests::js_sdk::script_or_skip("js_sdk_server", "drive.mjs") else {
         return;
-    }
+    };
     let connection = connection_string(&tables_tests::server::url());
     let prefix = format!("js{}", std::process::id());
     let out = Command::new("node")
-        .arg(dir.join("drive.mjs"))
+        .arg(drive)
         .args([&connection, &prefix])
         .output()
         .unwrap();

@@ -45,16 +45,27 @@ pub fn encode_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
     push_json_str(out, &entity.row_key);
     for (name, value) in entity.properties() {
         out.push(b',');
-        if let Some(edm) = annotation_of(value) {
-            push_json_key(out, name, TYPE_SUFFIX);
-            out.push(b'"');
-            out.extend_from_slice(edm.odata_name().as_bytes());
-            out.extend_from_slice(b"\",");
-        }
-        push_json_key(out, name, "");
-        push_value(out, value);
+        push_property(out, name, value, annotation_of(value));
     }
     out.push(b'}');
+}
+
+/// Writes `"<name>@odata.type":"Edm.X",` when `annotation` says so, then
+/// `"<name>":<value>`.
+pub(super) fn push_property(
+    out: &mut Vec<u8>,
+    name: &str,
+    value: &Value,
+    annotation: Option<EdmType>,
+) {
+    if let Some(edm) = annotation {
+        push_json_key(out, name, TYPE_SUFFIX);
+        out.push(b'"');
+        out.extend_from_slice(edm.odata_name().as_bytes());
+        out.extend_from_slice(b"\",");
+    }
+    push_json_key(out, name, "");
+    push_value(out, value);
 }
 
 /// [`encode_entity`] into a new `String`.

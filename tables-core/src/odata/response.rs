@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use super::entity::{push_json_key, push_json_str, push_value, TYPE_SUFFIX};
+use super::entity::{push_json_key, push_json_str, push_property, push_value, TYPE_SUFFIX};
 use super::path::entity_path;
 use crate::entity::DynamicEntity;
 use crate::value::{EdmType, Value};
@@ -226,16 +226,8 @@ fn entity_members(
             out.extend_from_slice(b"null,");
             return;
         };
-        if metadata != Metadata::None {
-            if let Some(edm) = annotation_of(value) {
-                push_json_key(out, name, TYPE_SUFFIX);
-                out.push(b'"');
-                out.extend_from_slice(edm.odata_name().as_bytes());
-                out.extend_from_slice(b"\",");
-            }
-        }
-        push_json_key(out, name, "");
-        push_value(out, value);
+        let annotation = annotation_of(value).filter(|_| metadata != Metadata::None);
+        push_property(out, name, value, annotation);
         out.push(b',');
     };
     match select {

@@ -682,6 +682,16 @@ mod tests {
     }
 
     #[test]
+    fn annotated_numbers_may_come_as_strings() {
+        // As the JS SDK sends `{ value: "..", type: "Int32" | "Double" }`.
+        let e = entity(
+            r#"{"PartitionKey":"p","RowKey":"r","I@odata.type":"Edm.Int32","I":"-2147483648","D@odata.type":"Edm.Double","D":"1.7976931348623157e308"}"#,
+        );
+        assert_eq!(e.get("I"), Some(&Value::Int32(i32::MIN)));
+        assert_eq!(e.get("D"), Some(&Value::Double(f64::MAX)));
+    }
+
+    #[test]
     fn azurite_entity_decodes_to_typed_values() {
         let e = entity(AZURITE);
         let stamp: DateTime = "2026-11-21T22:27:39.13285Z".parse().unwrap();
@@ -778,7 +788,16 @@ mod tests {
                 Some("A"),
             ),
             (
-                r#"{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Double","A":"1.5"}"#,
+                r#"{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Double","A":"1.5x"}"#,
+                Some("A"),
+            ),
+            (
+                // Rust's spellings of the special values are not the service's.
+                r#"{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Double","A":"inf"}"#,
+                Some("A"),
+            ),
+            (
+                r#"{"PartitionKey":"p","RowKey":"r","A@odata.type":"Edm.Int32","A":"1e3"}"#,
                 Some("A"),
             ),
             (
