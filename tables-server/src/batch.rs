@@ -6,22 +6,34 @@
 use tables_core::odata::batch::{parse_batch_request, BatchSubRequest};
 use tables_core::odata::path::ResourcePath;
 use tables_core::odata::response::{
-    encode_batch_response, encode_entity, encode_error, BatchPart, Metadata, Resource,
+    encode_batch_response, encode_entity, encode_error, BatchPart, BatchResponse, Metadata,
+    Resource,
 };
 use tables_core::{Engine, WriteOp};
 
-use crate::entities::{insert_op, not_found, write_op};
+use crate::entities::{inserted_entity, inserted_json, not_found, write_op};
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
+use crate::tables::prefers_no_content;
 
 /// The largest `$batch` body the service accepts.
 const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 
-/// One operation of the changeset, read.
-struct Operation {
-    op: WriteOp,
+/// What one operation of the changeset asks of its answer (its write goes to the
+/// engine with the others).
+struct Answering {
     content_id: Option<String>,
     no_content: bool,
+}
+
+impl From<BatchResponse> for Reply {
+    fn from(response: BatchResponse) -> Reply {
+        Reply {
+            status: 202,
+            headers: vec![("content-type".to_owned(), response.content_type)],
+            body: response.body.into(),
+        }
+    }
 }
 
 pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
@@ -52,83 +64,74 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
         return query(call, &parts[0], &batch_id, metadata).await;
     }
     let changeset_id = uuid::Uuid::new_v4().to_string();
-    let answer = |parts: Vec<BatchPart>| {
-        let response = encode_batch_response(&batch_id, Some(&changeset_id), &parts);
-        Reply {
-            status: 202,
-            headers: vec![("content-type".to_owned(), response.content_type)],
-            body: response.body.into(),
-        }
+    let answer = |parts: Vec<BatchPart>| -> Reply {
+        encode_batch_response(&batch_id, Some(&changeset_id), &parts).into()
     };
     let mut table: Option<String> = None;
-    let mut operations = Vec::with_capacity(parts.len());
+    let mut ops = Vec::with_capacity(parts.len());
+    let mut answering = Vec::with_capacity(parts.len());
     for (index, part) in parts.iter().enumerate() {
         match operation(call, part, &mut table) {
-            Ok(operation) => operations.push(operation),
+            Ok((op, asks)) => {
+                ops.push(op);
+                answering.push(asks);
+            }
             Err(failure) => return Ok(answer(vec![failed_part(index, part, &failure)])),
         }
     }
     let table = table.unwrap_or_default();
-    let ops: Vec<WriteOp> = operations.iter().map(|o| o.op.clone()).collect();
-    match call.account.engine.submit_batch(&table, &ops).await {
-        Ok(outcomes) => {
-            let here = Resource {
-                base_url: &call.target.base_url,
-                account: &call.target.account,
-                table: &table,
-            };
-            let parts = operations
-                .into_iter()
-                .zip(outcomes)
-                .map(|(operation, outcome)| {
-                    let mut headers = Vec::with_capacity(4);
-                    if let Some(id) = operation.content_id {
-                        headers.push(("Content-ID".to_owned(), id));
-                    }
-                    headers.push(("DataServiceVersion".to_owned(), "3.0;".to_owned()));
-                    if let Some(etag) = &outcome.etag {
-                        headers.push(("ETag".to_owned(), etag.as_str().to_owned()));
-                    }
-                    let (status, body) = match operation.op {
-                        WriteOp::Insert(mut entity) if !operation.no_content => {
-                            entity.timestamp = outcome.timestamp;
-                            entity.etag.clone_from(&outcome.etag);
-                            let mut body = Vec::with_capacity(256);
-                            encode_entity(&entity, metadata, &here, &mut body);
-                            headers.push((
-                                "Content-Type".to_owned(),
-                                metadata.content_type().to_owned(),
-                            ));
-                            headers.push((
-                                "Preference-Applied".to_owned(),
-                                "return-content".to_owned(),
-                            ));
-                            (201, body)
-                        }
-                        WriteOp::Insert(_) => {
-                            headers.push((
-                                "Preference-Applied".to_owned(),
-                                "return-no-content".to_owned(),
-                            ));
-                            (204, Vec::new())
-                        }
-                        _ => (204, Vec::new()),
-                    };
-                    BatchPart {
-                        status,
-                        headers,
-                        body,
-                    }
-                })
-                .collect();
-            Ok(answer(parts))
-        }
+    let outcomes = match call.account.engine.submit_batch(&table, &ops).await {
+        Ok(outcomes) => outcomes,
         Err(err) => {
             let index = err.batch_index().unwrap_or(0).min(parts.len() - 1);
             let failure = Failure::from_error(&err);
-            Ok(answer(vec![failed_part(index, &parts[index], &failure)]))
+            return Ok(answer(vec![failed_part(index, &parts[index], &failure)]));
         }
-    }
+    };
+    let here = Resource {
+        base_url: &call.target.base_url,
+        account: &call.target.account,
+        table: &table,
+    };
+    let parts = ops
+        .iter()
+        .zip(answering)
+        .zip(outcomes)
+        .map(|((op, asks), outcome)| {
+            let mut headers = Vec::with_capacity(5);
+            if let Some(id) = asks.content_id {
+                headers.push(("Content-ID".to_owned(), id));
+            }
+            headers.push(("DataServiceVersion".to_owned(), "3.0;".to_owned()));
+            if let Some(etag) = &outcome.etag {
+                headers.push(("ETag".to_owned(), etag.as_str().to_owned()));
+            }
+            let (status, body) = match op {
+                WriteOp::Insert(entity) if !asks.no_content => {
+                    headers.push((
+                        "Content-Type".to_owned(),
+                        metadata.content_type().to_owned(),
+                    ));
+                    headers.push(("Preference-Applied".to_owned(), "return-content".to_owned()));
+                    (201, inserted_json(entity, &outcome, metadata, &here))
+                }
+                WriteOp::Insert(_) => {
+                    headers.push((
+                        "Preference-Applied".to_owned(),
+                        "return-no-content".to_owned(),
+                    ));
+                    (204, Vec::new())
+                }
+                _ => (204, Vec::new()),
+            };
+            BatchPart {
+                status,
+                headers,
+                body,
+            }
+        })
+        .collect();
+    Ok(answer(parts))
 }
 
 /// Reads one part of the changeset into a write on the batch's one table.
@@ -136,7 +139,7 @@ fn operation(
     call: &Call<'_>,
     part: &BatchSubRequest,
     table: &mut Option<String>,
-) -> Result<Operation, Failure> {
+) -> Result<(WriteOp, Answering), Failure> {
     let path = sub_request_path(&part.url, &call.target.account).ok_or_else(|| {
         Failure::invalid_input(format!(
             "the batch operation's URL {:?} is not an entity URL of account {:?}",
@@ -149,7 +152,9 @@ fn operation(
     };
     let resource = ResourcePath::parse(&path);
     let (name, op) = match (&resource, method.as_str()) {
-        (Some(ResourcePath::Entities(name)), "POST") => (name, insert_op(&part.body)?),
+        (Some(ResourcePath::Entities(name)), "POST") => {
+            (name, WriteOp::Insert(inserted_entity(&part.body)?))
+        }
         (Some(ResourcePath::Entity(name, key)), "PUT" | "MERGE" | "PATCH" | "DELETE") => {
             // A delete without If-Match in a batch means any version.
             let if_match = part
@@ -173,13 +178,11 @@ fn operation(
         Some(_) => {}
         None => *table = Some(name.clone()),
     }
-    Ok(Operation {
-        op,
+    let asks = Answering {
         content_id: part.header("content-id").map(str::to_owned),
-        no_content: part
-            .header("prefer")
-            .is_some_and(|p| p.trim().eq_ignore_ascii_case("return-no-content")),
-    })
+        no_content: prefers_no_content(part.header("prefer")),
+    };
+    Ok((op, asks))
 }
 
 /// A batch holding one read: its answer directly under the batch boundary.
@@ -190,14 +193,8 @@ async fn query(
     metadata: Metadata,
 ) -> Result<Reply, Failure> {
     let path = sub_request_path(&part.url, &call.target.account);
-    let answer = |part: BatchPart| {
-        let response = encode_batch_response(batch_id, None, &[part]);
-        Reply {
-            status: 202,
-            headers: vec![("content-type".to_owned(), response.content_type)],
-            body: response.body.into(),
-        }
-    };
+    let answer =
+        |part: BatchPart| -> Reply { encode_batch_response(batch_id, None, &[part]).into() };
     let Some(ResourcePath::Entity(table, key)) = path.as_deref().and_then(ResourcePath::parse)
     else {
         let failure = Failure::invalid_input(format!(

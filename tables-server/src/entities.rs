@@ -4,7 +4,7 @@ use tables_core::odata::continuation::{
     decode_position, encode_position, header_name, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
 };
 use tables_core::odata::response::{
-    encode_entity, encode_entity_page, encode_selected_entity, Resource,
+    encode_entity, encode_entity_page, encode_selected_entity, Metadata, Resource,
 };
 use tables_core::odata::{decode_request_entity, RequestEntity};
 use tables_core::{
@@ -144,23 +144,26 @@ pub(crate) fn not_found() -> Failure {
 /// prefers no content (`204`).
 pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failure> {
     let metadata = call.metadata()?;
-    let op = insert_op(&call.request.body)?;
+    let op = WriteOp::Insert(inserted_entity(&call.request.body)?);
     let outcome = call.account.engine.write(table, &op).await?;
-    let WriteOp::Insert(entity) = op else {
-        unreachable!("insert_op builds an insert")
+    let etag = outcome.etag.clone();
+    let reply = if prefers_no_content(call.request.header("prefer")) {
+        Reply::empty(204).with_header("preference-applied", "return-no-content")
+    } else {
+        let entity = op
+            .entity()
+            .unwrap_or_else(|| unreachable!("an insert has an entity"));
+        let body = inserted_json(entity, &outcome, metadata, &resource(call, table));
+        Reply::json(201, metadata, body).with_header("preference-applied", "return-content")
     };
-    Ok(insert_reply(
-        call,
-        table,
-        entity,
-        &outcome,
-        prefers_no_content(call),
-        metadata,
-    ))
+    Ok(match etag {
+        Some(etag) => reply.with_header("etag", etag.as_str()),
+        None => reply,
+    })
 }
 
-/// The insert a `POST /<table>` body asks for.
-pub(crate) fn insert_op(body: &[u8]) -> Result<WriteOp, Failure> {
+/// The entity a `POST /<table>` body inserts.
+pub(crate) fn inserted_entity(body: &[u8]) -> Result<DynamicEntity, Failure> {
     let RequestEntity {
         entity,
         has_partition_key,
@@ -173,32 +176,23 @@ pub(crate) fn insert_op(body: &[u8]) -> Result<WriteOp, Failure> {
             "an inserted entity needs PartitionKey and RowKey in its body",
         ));
     }
-    Ok(WriteOp::Insert(entity))
+    Ok(entity)
 }
 
-/// The answer to an applied insert.
-pub(crate) fn insert_reply(
-    call: &Call<'_>,
-    table: &str,
-    mut entity: DynamicEntity,
+/// The JSON an insert with `return-content` answers: the entity as stored, with the
+/// write's Timestamp and ETag.
+pub(crate) fn inserted_json(
+    entity: &DynamicEntity,
     outcome: &WriteOutcome,
-    no_content: bool,
-    metadata: tables_core::odata::response::Metadata,
-) -> Reply {
-    let etag = outcome.etag.clone();
-    let reply = if no_content {
-        Reply::empty(204).with_header("preference-applied", "return-no-content")
-    } else {
-        entity.timestamp = outcome.timestamp;
-        entity.etag.clone_from(&etag);
-        let mut body = Vec::with_capacity(256);
-        encode_entity(&entity, metadata, &resource(call, table), &mut body);
-        Reply::json(201, metadata, body).with_header("preference-applied", "return-content")
-    };
-    match etag {
-        Some(etag) => reply.with_header("etag", etag.as_str()),
-        None => reply,
-    }
+    metadata: Metadata,
+    here: &Resource<'_>,
+) -> Vec<u8> {
+    let mut stored = entity.clone();
+    stored.timestamp = outcome.timestamp;
+    stored.etag.clone_from(&outcome.etag);
+    let mut body = Vec::with_capacity(256);
+    encode_entity(&stored, metadata, here, &mut body);
+    body
 }
 
 fn decode_body(body: &[u8]) -> Result<RequestEntity, Failure> {

@@ -80,14 +80,13 @@ async fn answer(
         .get("x-ms-client-request-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let wants_xml = false;
     let reply = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Err(_) => Failure::new(
             413,
             "RequestBodyTooLarge",
             format!("the request body is larger than {MAX_BODY_BYTES} bytes; the service accepts at most 4 MiB"),
         )
-        .reply(&request_id, wants_xml),
+        .reply(&request_id),
         Ok(collected) => {
             let body = collected.to_bytes();
             match read(parts, body, peer) {
@@ -104,10 +103,10 @@ async fn answer(
                             "refused: {}",
                             failure.message
                         );
-                        failure.reply(&request_id, wants_xml)
+                        failure.reply(&request_id)
                     }
                 },
-                Err(failure) => failure.reply(&request_id, wants_xml),
+                Err(failure) => failure.reply(&request_id),
             }
         }
     };
@@ -198,9 +197,6 @@ fn respond(
         );
     if let Some(id) = client_request_id {
         builder = builder.header("x-ms-client-request-id", id);
-    }
-    if reply.status != 204 && reply.body.is_empty() {
-        builder = builder.header("content-length", "0");
     }
     for (name, value) in &reply.headers {
         builder = builder.header(name.as_str(), value.as_str());

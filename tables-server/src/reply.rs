@@ -1,7 +1,7 @@
 //! Answers: a status, headers and a body; errors in the service's form.
 
 use bytes::Bytes;
-use tables_core::odata::response::{encode_error, encode_error_xml, Metadata};
+use tables_core::odata::response::{encode_error, Metadata};
 use tables_core::{DateTime, Error, ErrorKind};
 
 /// An answer, before the headers every answer carries are added.
@@ -30,15 +30,6 @@ impl Reply {
                 "content-type".to_owned(),
                 metadata.content_type().to_owned(),
             )],
-            body: Bytes::from(body),
-        }
-    }
-
-    /// An XML answer.
-    pub(crate) fn xml(status: u16, body: Vec<u8>) -> Reply {
-        Reply {
-            status,
-            headers: vec![("content-type".to_owned(), "application/xml".to_owned())],
             body: Bytes::from(body),
         }
     }
@@ -101,23 +92,18 @@ impl Failure {
         Failure::new(status, code, err.message())
     }
 
-    /// The answer: JSON (`odata.error`) unless `xml`, with `x-ms-error-code`. The
-    /// message ends, as the service's do, with the request id and the time.
-    pub(crate) fn reply(&self, request_id: &str, xml: bool) -> Reply {
+    /// The answer: JSON (`odata.error`) with `x-ms-error-code`. The message ends,
+    /// as the service's do, with the request id and the time.
+    pub(crate) fn reply(&self, request_id: &str) -> Reply {
         let message = format!(
             "{}\nRequestId:{request_id}\nTime:{}",
             self.message,
             DateTime::now()
         );
         let mut body = Vec::with_capacity(message.len() + 96);
-        let reply = if xml {
-            encode_error_xml(&self.code, &message, &mut body);
-            Reply::xml(self.status, body)
-        } else {
-            encode_error(&self.code, &message, &mut body);
-            Reply::json(self.status, Metadata::Minimal, body)
-        };
-        reply.with_header("x-ms-error-code", self.code.clone())
+        encode_error(&self.code, &message, &mut body);
+        Reply::json(self.status, Metadata::Minimal, body)
+            .with_header("x-ms-error-code", self.code.clone())
     }
 }
 

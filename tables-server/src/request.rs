@@ -49,8 +49,7 @@ impl Request {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// The first query parameter of that name (names compare exactly, as the service
-    /// compares them, except that `comp` and `restype` are lowercase by convention).
+    /// The first query parameter of that name (names compare exactly).
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.query
             .iter()

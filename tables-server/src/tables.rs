@@ -75,7 +75,7 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
     let metadata = call.metadata()?;
     let name = table_name(&call.request.body)?;
     call.account.engine.create_table(&name).await?;
-    if prefers_no_content(call) {
+    if prefers_no_content(call.request.header("prefer")) {
         return Ok(Reply::empty(204).with_header("preference-applied", "return-no-content"));
     }
     let mut body = Vec::with_capacity(128);
@@ -90,11 +90,9 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
     Ok(Reply::json(201, metadata, body).with_header("preference-applied", "return-content"))
 }
 
-/// Whether the request's `Prefer` header asks for no content.
-pub(crate) fn prefers_no_content(call: &Call<'_>) -> bool {
-    call.request
-        .header("prefer")
-        .is_some_and(|prefer| prefer.trim().eq_ignore_ascii_case("return-no-content"))
+/// Whether a `Prefer` header asks for no content.
+pub(crate) fn prefers_no_content(prefer: Option<&str>) -> bool {
+    prefer.is_some_and(|prefer| prefer.trim().eq_ignore_ascii_case("return-no-content"))
 }
 
 fn table_name(body: &[u8]) -> Result<String, Failure> {

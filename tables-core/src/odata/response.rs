@@ -136,15 +136,9 @@ pub fn encode_selected_entity(
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
-    out.push(b'{');
-    if metadata != Metadata::None {
-        out.extend_from_slice(b"\"odata.metadata\":");
-        push_json_str(
-            out,
-            &format!("{}/$metadata#{}/@Element", here.base_url, here.table),
-        );
-        out.push(b',');
-    }
+    open_document(out, metadata, || {
+        format!("{}/$metadata#{}/@Element", here.base_url, here.table)
+    });
     entity_members(entity, select, metadata, here, out);
     out.push(b'}');
 }
@@ -158,19 +152,39 @@ pub fn encode_entity_page<'e>(
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
+    open_document(out, metadata, || {
+        format!("{}/$metadata#{}", here.base_url, here.table)
+    });
+    values_and_close(out, entities, |out, entity| {
+        entity_members(entity, select, metadata, here, out);
+    });
+}
+
+/// Opens a JSON answer: `{`, then `"odata.metadata":"<url>",` unless the request
+/// asked for no metadata.
+fn open_document(out: &mut Vec<u8>, metadata: Metadata, url: impl FnOnce() -> String) {
     out.push(b'{');
     if metadata != Metadata::None {
         out.extend_from_slice(b"\"odata.metadata\":");
-        push_json_str(out, &format!("{}/$metadata#{}", here.base_url, here.table));
+        push_json_str(out, &url());
         out.push(b',');
     }
+}
+
+/// Writes `"value":[{..},..]}`: each item's members between braces, then closes the
+/// answer [`open_document`] opened.
+fn values_and_close<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut members: impl FnMut(&mut Vec<u8>, T),
+) {
     out.extend_from_slice(b"\"value\":[");
-    for (index, entity) in entities.into_iter().enumerate() {
+    for (index, item) in items.into_iter().enumerate() {
         if index > 0 {
             out.push(b',');
         }
         out.push(b'{');
-        entity_members(entity, select, metadata, here, out);
+        members(out, item);
         out.push(b'}');
     }
     out.extend_from_slice(b"]}");
@@ -305,28 +319,16 @@ pub fn encode_tables<S: AsRef<str>>(
         out.extend_from_slice(b"\"TableName\":");
         push_json_str(out, name);
     };
-    out.push(b'{');
-    if metadata != Metadata::None {
-        out.extend_from_slice(b"\"odata.metadata\":");
+    open_document(out, metadata, || {
         let suffix = if single { "/@Element" } else { "" };
-        push_json_str(out, &format!("{base_url}/$metadata#Tables{suffix}"));
-        out.push(b',');
-    }
+        format!("{base_url}/$metadata#Tables{suffix}")
+    });
     if single {
         members(out, names.first().map_or("", AsRef::as_ref));
         out.push(b'}');
-        return;
+    } else {
+        values_and_close(out, names, |out, name| members(out, name.as_ref()));
     }
-    out.extend_from_slice(b"\"value\":[");
-    for (index, name) in names.iter().enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        out.push(b'{');
-        members(out, name.as_ref());
-        out.push(b'}');
-    }
-    out.extend_from_slice(b"]}");
 }
 
 /// Writes the JSON error body: `{"odata.error":{"code":..,"message":{"lang":"en-US","value":..}}}`.
