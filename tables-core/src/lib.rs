@@ -21,6 +21,7 @@ pub mod model;
 pub mod odata;
 mod query;
 pub mod sealed;
+pub mod service;
 pub mod size;
 mod value;
 pub mod wide;

@@ -17,7 +17,7 @@ use tables_core::{AuthHint, DateTime, Error, ErrorKind};
 use super::credential::{Credential, SasToken};
 use super::endpoint::Endpoint;
 use super::sas::TableSasPermissions;
-use super::sas_time::format_sas_time;
+use tables_core::auth::format_sas_time;
 
 /// The clock difference the service tolerates on signed requests (about 15
 /// minutes; docs/protocol.md §2).

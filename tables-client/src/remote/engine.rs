@@ -19,9 +19,9 @@ use super::builder::{transport_setters, TransportConfig};
 use super::connection::ConnectionString;
 use super::credential::Credential;
 use super::diagnose::Needs;
-use super::guard::KeyRangeGuard;
 use super::sas::TableSasPermissions;
 use super::transport::{Request, Response, Service, Transport, JSON};
+use tables_core::auth::SasKeyRange;
 
 /// The Table service over HTTPS: Azure Storage, the Cosmos DB Table API, or Azurite.
 ///
@@ -49,7 +49,7 @@ pub struct RemoteEngine {
 
 struct Inner {
     transport: Transport,
-    guard: Option<KeyRangeGuard>,
+    guard: Option<SasKeyRange>,
 }
 
 impl fmt::Debug for RemoteEngine {
@@ -210,7 +210,7 @@ impl RemoteEngineBuilder {
     /// [`ErrorKind::Transport`] if the HTTP client cannot be set up.
     pub fn build(self) -> Result<RemoteEngine> {
         let guard = match &self.config.credential {
-            Credential::Sas(token) => KeyRangeGuard::from_sas(token),
+            Credential::Sas(token) => SasKeyRange::from_sas(token),
             _ => None,
         };
         Ok(RemoteEngine {

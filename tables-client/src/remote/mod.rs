@@ -41,10 +41,8 @@ mod credential;
 mod diagnose;
 mod endpoint;
 mod engine;
-mod guard;
 mod retry;
 mod sas;
-mod sas_time;
 mod sign;
 mod transport;
 

@@ -14,8 +14,9 @@ use tables_core::key::{
 };
 use tables_core::{AuthHint, DateTime, Error, ErrorKind, Result};
 
+use tables_core::auth::{format_sas_time, TableSasFields};
+
 use super::credential::{AccountKey, SasToken};
-use super::sas_time::format_sas_time;
 
 /// The default signed version (`sv`).
 const DEFAULT_VERSION: &str = "2019-02-02";
@@ -301,26 +302,21 @@ impl TableSasBuilder {
         let (spk, srk) = split_bound(&self.start_key);
         let (epk, erk) = split_bound(&self.end_key);
         let protocol = self.protocol.map(SasProtocol::as_str);
-        let resource = format!(
-            "/table/{}/{}",
-            key.account(),
-            self.table.to_ascii_lowercase()
-        );
-        let string_to_sign = [
+        let string_to_sign = TableSasFields {
             permissions,
-            start.as_deref().unwrap_or(""),
-            &expiry,
-            &resource,
-            self.policy_id.as_deref().unwrap_or(""),
-            ip_range.unwrap_or(""),
-            protocol.unwrap_or(""),
-            &self.version,
-            spk.unwrap_or(""),
-            srk.unwrap_or(""),
-            epk.unwrap_or(""),
-            erk.unwrap_or(""),
-        ]
-        .join("\n");
+            start: start.as_deref().unwrap_or(""),
+            expiry: &expiry,
+            table: &self.table,
+            policy_id: self.policy_id.as_deref().unwrap_or(""),
+            ip_range: ip_range.unwrap_or(""),
+            protocol: protocol.unwrap_or(""),
+            version: &self.version,
+            start_partition_key: spk.unwrap_or(""),
+            start_row_key: srk.unwrap_or(""),
+            end_partition_key: epk.unwrap_or(""),
+            end_row_key: erk.unwrap_or(""),
+        }
+        .string_to_sign(key.account());
         let signature = key.sign(&string_to_sign);
 
         let fields = [

@@ -97,6 +97,12 @@ impl AccountKey {
         out
     }
 
+    /// Whether `signature` is this key's over `string_to_sign`, compared in time that
+    /// does not depend on where they differ.
+    pub fn signed(&self, string_to_sign: &str, signature: &str) -> bool {
+        super::constant_time_eq(self.sign(string_to_sign).as_bytes(), signature.as_bytes())
+    }
+
     /// [`AccountKey::sign`], appended to `out`.
     pub fn sign_into(&self, string_to_sign: &str, out: &mut String) {
         let mut mac = self.mac.clone();

@@ -5,11 +5,20 @@
 //! - [`shared_key_authorization`]: the `Authorization` header of a Table service
 //!   request (SharedKey or SharedKeyLite) over its [`canonical_resource`].
 //! - [`Authorization::parse`]: that header read back, on the server's side.
+//! - [`SasToken`], [`TableSasFields`], [`AccountSasFields`]: shared access
+//!   signatures and what their signatures cover; [`SasKeyRange`]: the key range a
+//!   table SAS grants; [`format_sas_time`], [`parse_sas_time`]: their times.
 
 mod key;
+mod key_range;
+mod sas;
+mod sas_time;
 mod shared_key;
 
 pub use key::AccountKey;
+pub use key_range::SasKeyRange;
+pub use sas::{AccountSasFields, SasToken, TableSasFields, QUERY_VALUE};
+pub use sas_time::{format_sas_time, parse_sas_time};
 pub use shared_key::{canonical_resource, shared_key_authorization};
 
 /// The development storage account (Azurite, the storage emulator and
@@ -100,7 +109,7 @@ impl<'a> Authorization<'a> {
 }
 
 /// Compares two byte strings in time that depends on their lengths only.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -1,21 +1,23 @@
-//! The key range of a SAS token, checked before a request is sent.
+//! The key range a SAS token grants: [`SasKeyRange`], one implementation for both
+//! sides.
 //!
 //! A service SAS can limit a client to a range of keys (`spk`/`srk` to `epk`/`erk`,
 //! per-user access, docs/protocol.md §3.3). Azure refuses writes and reads of single
 //! entities outside the range with `403`, and answers queries with the entities
-//! inside the range only. The client does the same before sending, so a token
+//! inside the range only. The client applies the range before sending, so a token
 //! behaves the same way on every endpoint (Azurite does not check ranges): a key
 //! outside the range, or a query confined to a partition outside it, is refused with
 //! an error that names the range; any other query gets the range added to its
-//! filter. This is a convenience, not the security boundary: the service is.
+//! filter. `tables-server` enforces the same rules with the same code, as the
+//! security boundary the service is.
 
-use tables_core::filter::MAX_COMPARISONS;
-use tables_core::key::cmp_ordinal;
-use tables_core::{
+use crate::filter::MAX_COMPARISONS;
+use crate::key::cmp_ordinal;
+use crate::{
     AuthHint, Column, EntityKey, Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Value,
 };
 
-use super::credential::SasToken;
+use super::sas::SasToken;
 
 /// One end of the range: a PartitionKey and, optionally, a RowKey within it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,26 +28,27 @@ struct Bound {
 
 /// The inclusive key range a SAS token grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KeyRangeGuard {
+pub struct SasKeyRange {
     start: Option<Bound>,
     end: Option<Bound>,
 }
 
-impl KeyRangeGuard {
+impl SasKeyRange {
     /// The guard of a token, or `None` if the token grants every key.
-    pub(crate) fn from_sas(token: &SasToken) -> Option<KeyRangeGuard> {
+    pub fn from_sas(token: &SasToken) -> Option<SasKeyRange> {
         let bound = |(partition_key, row_key): (String, Option<String>)| Bound {
             partition_key,
             row_key,
         };
-        let guard = KeyRangeGuard {
+        let guard = SasKeyRange {
             start: token.start_key().map(bound),
             end: token.end_key().map(bound),
         };
         (guard.start.is_some() || guard.end.is_some()).then_some(guard)
     }
 
-    fn describe(&self) -> String {
+    /// The range in words: `PartitionKey "a" ..= (PartitionKey "b", RowKey "r")`.
+    pub fn describe(&self) -> String {
         let side = |b: &Option<Bound>| match b {
             None => "unbounded".to_owned(),
             Some(Bound {
@@ -69,19 +72,19 @@ impl KeyRangeGuard {
                 self.describe()
             ),
         )
-        .with_service_code(tables_core::error_code::AUTHORIZATION_FAILURE)
+        .with_service_code(crate::error_code::AUTHORIZATION_FAILURE)
         .with_auth_hint(AuthHint::MissingPermission)
     }
 
     /// Whether a key lies within the range (both ends inclusive; a bound without a
     /// RowKey covers the whole partition).
-    fn contains(&self, key: &EntityKey) -> bool {
+    pub fn contains(&self, key: &EntityKey) -> bool {
         self.within(&key.partition_key, Some(&key.row_key))
     }
 
     /// Whether the row `row_key` of the partition lies within the range, or, with
     /// `None`, every row of it does.
-    fn within(&self, partition_key: &str, row_key: Option<&str>) -> bool {
+    pub fn within(&self, partition_key: &str, row_key: Option<&str>) -> bool {
         // How the row stands against a bound's own partition, `Equal` meaning "on
         // the bound's RowKey side that the range includes".
         let side = |bound: &Bound, past: fn(std::cmp::Ordering) -> bool| match cmp_ordinal(
@@ -105,7 +108,7 @@ impl KeyRangeGuard {
     }
 
     /// Refuses a key outside the range.
-    pub(crate) fn check_key(&self, key: &EntityKey) -> Result<()> {
+    pub fn check_key(&self, key: &EntityKey) -> Result<()> {
         if self.contains(key) {
             Ok(())
         } else {
@@ -116,10 +119,17 @@ impl KeyRangeGuard {
     }
 
     /// Refuses a query confined to one partition that lies wholly outside the range.
-    pub(crate) fn check_query(&self, plan: &QueryPlan) -> Result<()> {
-        let Some(partition_key) = plan.partition_key() else {
-            return Ok(());
-        };
+    pub fn check_query(&self, plan: &QueryPlan) -> Result<()> {
+        match plan.partition_key() {
+            Some(partition_key) if self.excludes_partition(partition_key) => {
+                Err(self.refuse(format!("a query of partition {partition_key:?}")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether no row of the partition lies within the range.
+    pub fn excludes_partition(&self, partition_key: &str) -> bool {
         let before_start = self
             .start
             .as_ref()
@@ -128,17 +138,14 @@ impl KeyRangeGuard {
             .end
             .as_ref()
             .is_some_and(|end| cmp_ordinal(partition_key, &end.partition_key).is_gt());
-        if before_start || after_end {
-            return Err(self.refuse(format!("a query of partition {partition_key:?}")));
-        }
-        Ok(())
+        before_start || after_end
     }
 
     /// The query as it goes out: confined to the range, as Azure answers it, unless
     /// it already is (one partition inside the range with no RowKey bound there). A
     /// filter left with no room for the range's comparisons (at most 15 in all) is
     /// sent as it is: Azure confines it anyway.
-    pub(crate) fn narrow(&self, spec: &QuerySpec, plan: &QueryPlan) -> Option<QuerySpec> {
+    pub fn narrow(&self, spec: &QuerySpec, plan: &QueryPlan) -> Option<QuerySpec> {
         if plan.partition_key().is_some_and(|pk| self.within(pk, None)) {
             return None;
         }
@@ -189,12 +196,12 @@ mod tests {
     fn guard(
         start: Option<(&str, Option<&str>)>,
         end: Option<(&str, Option<&str>)>,
-    ) -> KeyRangeGuard {
+    ) -> SasKeyRange {
         let bound = |(pk, rk): (&str, Option<&str>)| Bound {
             partition_key: pk.to_owned(),
             row_key: rk.map(str::to_owned),
         };
-        KeyRangeGuard {
+        SasKeyRange {
             start: start.map(bound),
             end: end.map(bound),
         }
@@ -210,7 +217,7 @@ mod tests {
             let err = g.check_key(&EntityKey::new(pk, "any")).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Auth, "{pk}");
             assert_eq!(err.status(), Some(403));
-            assert_eq!(err.origin(), tables_core::Origin::Local);
+            assert_eq!(err.origin(), crate::Origin::Local);
             assert_eq!(err.auth_hint(), Some(AuthHint::MissingPermission));
         }
     }
@@ -239,8 +246,8 @@ mod tests {
         assert!(g.check_query(&QueryPlan::TableScan).is_ok());
     }
 
-    fn row(pk: &str, rk: &str) -> tables_core::DynamicEntity {
-        tables_core::DynamicEntity::new(pk, rk)
+    fn row(pk: &str, rk: &str) -> crate::DynamicEntity {
+        crate::DynamicEntity::new(pk, rk)
     }
 
     /// The narrowed filter admits exactly the keys the range holds, and survives
@@ -272,7 +279,7 @@ mod tests {
     #[test]
     fn narrowing_keeps_the_callers_filter_and_skips_what_is_inside() {
         let g = guard(Some(("m", None)), Some(("q", Some("k")))); // q only up to k
-        let caller = tables_core::col("Age").gt(30);
+        let caller = crate::col("Age").gt(30);
         let spec = QuerySpec::new().filter(caller.clone()).top(5);
         let narrowed = g.narrow(&spec, &QueryPlan::TableScan).unwrap();
         assert_eq!(narrowed.top, Some(5));
@@ -295,7 +302,7 @@ mod tests {
         // No room left under the 15-comparison limit: sent as it is.
         let mut wide = caller;
         for n in 0..13 {
-            wide = wide.or(tables_core::col("Age").eq(n));
+            wide = wide.or(crate::col("Age").eq(n));
         }
         assert_eq!(wide.comparison_count(), 14);
         let spec = QuerySpec::new().filter(wide);

@@ -1,20 +1,20 @@
-//! The time format of shared access signatures (`st`, `se`): written by
-//! [`TableSasBuilder`](super::TableSasBuilder), read back from a
-//! [`SasToken`](super::SasToken) to tell when it expires.
+//! The time format of shared access signatures (`st`, `se`): written by the
+//! client's SAS builders, read back from a [`SasToken`](super::SasToken) to tell
+//! when it expires, and by the server to check it.
 
 use std::str::FromStr;
 
-use tables_core::DateTime;
+use crate::DateTime;
 
 /// A SAS time: `YYYY-MM-DDTHH:MM:SSZ`, the fraction dropped.
-pub(crate) fn format_sas_time(time: DateTime) -> String {
+pub fn format_sas_time(time: DateTime) -> String {
     let (year, month, day, hour, minute, second) = time.to_ymd_hms();
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
 /// Reads a SAS time in one of the service's ISO 8601 forms: `YYYY-MM-DD`,
 /// `YYYY-MM-DDThh:mm[Z]`, `YYYY-MM-DDThh:mm:ss[.fffffff][Z]`; all UTC.
-pub(crate) fn parse_sas_time(text: &str) -> Option<DateTime> {
+pub fn parse_sas_time(text: &str) -> Option<DateTime> {
     if !text.is_ascii() {
         return None;
     }
