@@ -1,33 +1,232 @@
-//! Who may do what: SharedKey and SharedKeyLite signatures, checked with the code
-//! the client signs with (`tables_core::auth`).
+//! Who may do what: SharedKey and SharedKeyLite signatures, account SAS and table
+//! SAS, checked with the code the client signs with (`tables_core::auth`), then
+//! each operation checked against what the credential grants.
 
+use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
-use tables_core::auth::{canonical_resource, Authorization};
+use tables_core::auth::{
+    canonical_resource, parse_sas_time, AccountSasFields, Authorization, SasKeyRange, SasToken,
+    TableSasFields,
+};
+use tables_core::service::acl::SignedIdentifier;
+use tables_core::{DateTime, EntityKey};
 
 use crate::account::Account;
+use crate::handle::AccountState;
 use crate::reply::Failure;
 use crate::request::Request;
 
 /// How far a request's date may be from the server's clock, as Azure allows.
 const MAX_CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
 
+/// The query parameters a shared access signature is made of.
+const SAS_PARAMS: [&str; 16] = [
+    "sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "ses", "tn", "si", "spk", "srk", "epk",
+    "erk", "sig",
+];
+
 /// What a request proved it may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum Access {
     /// Signed with an account key: everything in the account.
     Full,
+    /// An account SAS: the operations of its resource types (`srt`) its
+    /// permissions (`sp`) allow.
+    Account {
+        resource_types: String,
+        permissions: String,
+    },
+    /// A table SAS: the entity operations on one table its permissions allow,
+    /// within its key range.
+    Table {
+        table: String,
+        permissions: String,
+        range: Option<SasKeyRange>,
+    },
 }
 
-/// Checks the request's credentials for `account`.
+/// The kind of resource an operation acts on, as an account SAS's `srt` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// `s`: service properties and stats.
+    Service,
+    /// `c`: tables (list, create, delete).
+    Tables,
+}
+
+impl Access {
+    /// Allows a service- or table-level operation that needs one of `any_of` (account
+    /// SAS letters).
+    ///
+    /// # Errors
+    ///
+    /// `403`: `AuthorizationFailure` for a table SAS (it grants entity operations
+    /// only), `AuthorizationResourceTypeMismatch` or
+    /// `AuthorizationPermissionMismatch` for an account SAS that lacks the resource
+    /// type or permission.
+    pub(crate) fn allow(&self, scope: Scope, any_of: &str, what: &str) -> Result<(), Failure> {
+        match self {
+            Access::Full => Ok(()),
+            Access::Table { .. } => Err(Failure::new(
+                403,
+                "AuthorizationFailure",
+                format!(
+                    "a table SAS grants entity operations on its table only, not {what}; use \
+                     an account SAS or the account key"
+                ),
+            )),
+            Access::Account {
+                resource_types,
+                permissions,
+            } => {
+                let letter = match scope {
+                    Scope::Service => 's',
+                    Scope::Tables => 'c',
+                };
+                if !resource_types.contains(letter) {
+                    return Err(Failure::new(
+                        403,
+                        "AuthorizationResourceTypeMismatch",
+                        format!(
+                            "{what} needs an account SAS with resource type `{letter}` (srt); \
+                             this one has srt={resource_types}"
+                        ),
+                    ));
+                }
+                if !any_of.chars().any(|p| permissions.contains(p)) {
+                    return Err(permission_mismatch(what, any_of, permissions, true));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Allows an operation that only the account key may do (table ACLs).
+    ///
+    /// # Errors
+    ///
+    /// `403 AuthorizationFailure` for any SAS.
+    pub(crate) fn allow_key_only(&self, what: &str) -> Result<(), Failure> {
+        match self {
+            Access::Full => Ok(()),
+            _ => Err(Failure::new(
+                403,
+                "AuthorizationFailure",
+                format!("{what} needs the account key (SharedKey); a SAS may not do it"),
+            )),
+        }
+    }
+
+    /// Allows an entity operation on `table` that needs every letter of `all_of`
+    /// (`r`, `a`, `u`, `d`), on `key` if it names one.
+    ///
+    /// # Errors
+    ///
+    /// `403`: `AuthorizationPermissionMismatch` for a missing permission,
+    /// `AuthorizationResourceTypeMismatch` for an account SAS without `o`,
+    /// `AuthorizationFailure` for a table SAS of another table or a key outside its
+    /// range.
+    pub(crate) fn allow_entities(
+        &self,
+        table: &str,
+        all_of: &str,
+        key: Option<&EntityKey>,
+        what: &str,
+    ) -> Result<(), Failure> {
+        let granted = match self {
+            Access::Full => return Ok(()),
+            Access::Account {
+                resource_types,
+                permissions,
+            } => {
+                if !resource_types.contains('o') {
+                    return Err(Failure::new(
+                        403,
+                        "AuthorizationResourceTypeMismatch",
+                        format!(
+                            "{what} needs an account SAS with resource type `o` (srt); this \
+                             one has srt={resource_types}"
+                        ),
+                    ));
+                }
+                permissions
+            }
+            Access::Table {
+                table: granted_table,
+                permissions,
+                range,
+            } => {
+                if !granted_table.eq_ignore_ascii_case(table) {
+                    return Err(Failure::new(
+                        403,
+                        "AuthorizationFailure",
+                        format!(
+                            "the SAS is for table {granted_table:?}, not {table:?}; make one \
+                             for {table:?}"
+                        ),
+                    ));
+                }
+                if let (Some(range), Some(key)) = (range, key) {
+                    if !range.contains(key) {
+                        return Err(Failure::new(
+                            403,
+                            "AuthorizationFailure",
+                            format!(
+                                "the entity {key} is outside the key range the SAS grants ({})",
+                                range.describe()
+                            ),
+                        ));
+                    }
+                }
+                permissions
+            }
+        };
+        if !all_of.chars().all(|p| granted.contains(p)) {
+            return Err(permission_mismatch(what, all_of, granted, false));
+        }
+        Ok(())
+    }
+
+    /// The key range of a table SAS, if it has one.
+    pub(crate) fn key_range(&self) -> Option<&SasKeyRange> {
+        match self {
+            Access::Table { range, .. } => range.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+fn permission_mismatch(what: &str, needed: &str, granted: &str, any: bool) -> Failure {
+    Failure::new(
+        403,
+        "AuthorizationPermissionMismatch",
+        format!(
+            "This request is not authorized to perform this operation using this permission: \
+             {what} needs {} of `{needed}` (sp) and the SAS grants `{granted}`",
+            if any { "one" } else { "each" }
+        ),
+    )
+}
+
+/// Checks the request's credentials for the account: an `Authorization` header, or
+/// a shared access signature in the query.
 ///
 /// # Errors
 ///
 /// `403 AuthenticationFailed` with what was wrong: no credentials, a malformed
-/// `Authorization` header, another account's name, a missing or stale date, or a
-/// signature made with another key or over another request.
-pub(crate) fn authenticate(request: &Request, account: &Account) -> Result<Access, Failure> {
+/// `Authorization` header, another account's name, a missing or stale date, a
+/// signature made with another key or over another request, a SAS outside its time
+/// window or naming a stored policy the table does not hold;
+/// `403 AuthorizationSourceIPMismatch` or `AuthorizationProtocolMismatch` for a SAS
+/// used from another address or over HTTP when it asks for HTTPS;
+/// `403 AuthorizationServiceMismatch` for an account SAS without the table service.
+pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Access, Failure> {
+    let account: &Account = &state.account;
     let Some(header) = request.header("authorization") else {
+        if request.param("sig").is_some() {
+            return authenticate_sas(request, state, DateTime::now());
+        }
         return Err(failed(
             "the request has no Authorization header and no shared access signature; \
              sign it with the account key (SharedKey) or add a SAS",
@@ -104,6 +303,217 @@ fn check_fresh(date: &str) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// Checks a shared access signature: its signature with the account's keys, its
+/// stored policy, time window, address and protocol.
+fn authenticate_sas(
+    request: &Request,
+    state: &AccountState,
+    now: DateTime,
+) -> Result<Access, Failure> {
+    let mut params = Vec::new();
+    for (name, value) in &request.query {
+        if SAS_PARAMS.contains(&name.as_str()) {
+            if params.iter().any(|(n, _): &(String, String)| n == name) {
+                return Err(failed(format!(
+                    "the SAS parameter {name} appears more than once"
+                )));
+            }
+            params.push((name.clone(), value.clone()));
+        }
+    }
+    let token = SasToken::from_params(params).map_err(|e| failed(e.message().to_owned()))?;
+    let account = &state.account;
+    let version = token
+        .version()
+        .ok_or_else(|| failed("the SAS has no signed version (sv)"))?;
+    let signature = token.param("sig").unwrap_or_default();
+    let signed = |string_to_sign: &str| {
+        account
+            .keys()
+            .iter()
+            .any(|key| key.signed(string_to_sign, signature))
+    };
+    let is_account_sas = token.param("ss").is_some() || token.param("srt").is_some();
+    let access = if is_account_sas {
+        let fields = AccountSasFields::of(&token);
+        if !fields.services.contains('t') {
+            return Err(Failure::new(
+                403,
+                "AuthorizationServiceMismatch",
+                format!(
+                    "the account SAS grants services {:?} (ss), without the table service `t`",
+                    fields.services
+                ),
+            ));
+        }
+        if !signed(&fields.string_to_sign(account.name())) {
+            return Err(signature_mismatch(version));
+        }
+        check_window(fields.start, fields.expiry, now)?;
+        Access::Account {
+            resource_types: fields.resource_types.to_owned(),
+            permissions: fields.permissions.to_owned(),
+        }
+    } else {
+        let fields = TableSasFields::of(&token);
+        if fields.table.is_empty() {
+            return Err(failed(
+                "the SAS names no table (tn) and no services (ss): it is neither a table nor \
+                 an account SAS",
+            ));
+        }
+        if !signed(&fields.string_to_sign(account.name())) {
+            return Err(signature_mismatch(version));
+        }
+        let policy = match fields.policy_id {
+            "" => None,
+            id => Some(stored_policy(state, fields.table, id)?),
+        };
+        let pick = |field: &str, own: &str, stored: Option<String>| match (own, stored) {
+            ("", stored) => Ok(stored.unwrap_or_default()),
+            (own, None) => Ok(own.to_owned()),
+            (_, Some(_)) => Err(failed(format!(
+                "the SAS gives {field} and so does its stored access policy {:?}; give it in \
+                 one place only",
+                fields.policy_id
+            ))),
+        };
+        let policy = policy.as_ref().map(|p| &p.policy);
+        let permissions = pick(
+            "sp",
+            fields.permissions,
+            policy.and_then(|p| p.permission.clone()),
+        )?;
+        let start = pick(
+            "st",
+            fields.start,
+            policy.and_then(|p| p.start).map(|t| t.to_string()),
+        )?;
+        let expiry = pick(
+            "se",
+            fields.expiry,
+            policy.and_then(|p| p.expiry).map(|t| t.to_string()),
+        )?;
+        if let Some(bad) = permissions.chars().find(|c| !"raud".contains(*c)) {
+            return Err(failed(format!(
+                "the table SAS permission {bad:?} is not one of `raud`"
+            )));
+        }
+        check_window(&start, &expiry, now)?;
+        Access::Table {
+            table: fields.table.to_owned(),
+            permissions,
+            range: SasKeyRange::from_sas(&token),
+        }
+    };
+    check_address(token.param("sip"), request.peer)?;
+    check_protocol(token.param("spr"), request.scheme)?;
+    Ok(access)
+}
+
+fn signature_mismatch(version: &str) -> Failure {
+    failed(format!(
+        "the SAS signature does not match: it was not made with this account's key over \
+         these parameters (signed version {version}); make the token again with the account \
+         key, and pass every parameter as given"
+    ))
+}
+
+/// The stored access policy `id` of `table`.
+fn stored_policy(state: &AccountState, table: &str, id: &str) -> Result<SignedIdentifier, Failure> {
+    let acls = state
+        .acls
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    acls.get(&table.to_ascii_lowercase())
+        .and_then(|policies| policies.iter().find(|p| p.id == id))
+        .cloned()
+        .ok_or_else(|| {
+            failed(format!(
+                "the SAS names stored access policy {id:?} (si), which table {table:?} does not \
+                 hold: it was never set, or was removed (revoking the token)"
+            ))
+        })
+}
+
+/// The SAS is valid now: after its start (if any), before its expiry.
+fn check_window(start: &str, expiry: &str, now: DateTime) -> Result<(), Failure> {
+    let read = |field: &str, text: &str| {
+        parse_sas_time(text).ok_or_else(|| {
+            failed(format!(
+                "the SAS {field} {text:?} is not an ISO 8601 UTC time such as \
+                 2030-01-01T00:00:00Z"
+            ))
+        })
+    };
+    if expiry.is_empty() {
+        return Err(failed(
+            "the SAS has no expiry (se), in itself or in its stored access policy",
+        ));
+    }
+    let expiry_at = read("expiry (se)", expiry)?;
+    let start_at = if start.is_empty() {
+        None
+    } else {
+        Some(read("start (st)", start)?)
+    };
+    if start_at.is_some_and(|start| now < start) || now >= expiry_at {
+        return Err(failed(format!(
+            "Signature not valid in the specified time frame: Start [{start}] - Expiry \
+             [{expiry}] - Current [{now}]"
+        )));
+    }
+    Ok(())
+}
+
+/// The client's address is the one (or in the range) the SAS allows.
+fn check_address(range: Option<&str>, peer: IpAddr) -> Result<(), Failure> {
+    let Some(range) = range.filter(|r| !r.is_empty()) else {
+        return Ok(());
+    };
+    let (first, last) = range.split_once('-').unwrap_or((range, range));
+    let bound = |text: &str| {
+        text.trim()
+            .parse::<IpAddr>()
+            .ok()
+            .map(|ip| ip.to_canonical())
+    };
+    let (Some(first), Some(last)) = (bound(first), bound(last)) else {
+        return Err(failed(format!(
+            "the SAS address range {range:?} (sip) is not an address or `first-last` range"
+        )));
+    };
+    let peer = peer.to_canonical();
+    if peer < first || peer > last {
+        return Err(Failure::new(
+            403,
+            "AuthorizationSourceIPMismatch",
+            format!(
+                "This request is not authorized to perform this operation using this source IP \
+                 {peer}: the SAS allows {range}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The request came over a protocol the SAS allows.
+fn check_protocol(protocols: Option<&str>, scheme: &str) -> Result<(), Failure> {
+    match protocols.filter(|p| !p.is_empty()) {
+        None | Some("https,http") => Ok(()),
+        Some("https") if scheme == "https" => Ok(()),
+        Some("https") => Err(Failure::new(
+            403,
+            "AuthorizationProtocolMismatch",
+            "This request is not authorized to perform this operation using this protocol: \
+             the SAS allows HTTPS only (spr=https) and the request came over HTTP",
+        )),
+        Some(other) => Err(failed(format!(
+            "the SAS protocol {other:?} (spr) is not `https` or `https,http`"
+        ))),
+    }
 }
 
 fn failed(message: impl Into<String>) -> Failure {

@@ -11,7 +11,7 @@ use tables_core::odata::response::{
 };
 use tables_core::{Engine, WriteOp};
 
-use crate::entities::{inserted_entity, inserted_json, not_found, write_op};
+use crate::entities::{allow_write, inserted_entity, inserted_json, not_found, write_op};
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
 use crate::tables::prefers_no_content;
@@ -178,6 +178,7 @@ fn operation(
         Some(_) => {}
         None => *table = Some(name.clone()),
     }
+    allow_write(&call.access, name, &op)?;
     let asks = Answering {
         content_id: part.header("content-id").map(str::to_owned),
         no_content: prefers_no_content(part.header("prefer")),
@@ -203,6 +204,12 @@ async fn query(
         ));
         return Ok(answer(failed_part(0, part, &failure)));
     };
+    if let Err(failure) = call
+        .access
+        .allow_entities(&table, "r", Some(&key), "reading an entity")
+    {
+        return Ok(answer(failed_part(0, part, &failure)));
+    }
     let part_answer = match call.account.engine.get_entity(&table, &key, None).await {
         Ok(Some(entity)) => {
             let here = Resource {

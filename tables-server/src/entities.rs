@@ -8,10 +8,11 @@ use tables_core::odata::response::{
 };
 use tables_core::odata::{decode_request_entity, RequestEntity};
 use tables_core::{
-    ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Filter, IfMatch, QuerySpec, WriteOp,
-    WriteOutcome,
+    ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Filter, IfMatch, QueryPlan,
+    QuerySpec, WriteOp, WriteOutcome,
 };
 
+use crate::auth::Access;
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
 use crate::tables::{prefers_no_content, top};
@@ -26,6 +27,8 @@ fn resource<'a>(call: &'a Call<'_>, table: &'a str) -> Resource<'a> {
 
 /// `GET /<table>()`: `$filter`, `$select`, `$top`, `NextPartitionKey`/`NextRowKey`.
 pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure> {
+    call.access
+        .allow_entities(table, "r", None, "querying entities")?;
     let metadata = call.metadata()?;
     let request = call.request;
     let mut spec = QuerySpec::new();
@@ -46,11 +49,38 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
         spec = spec.top(top(request.param("$top"))?);
     }
     let continuation = continuation(call)?;
-    let page = call
+    let range = call.access.key_range();
+    if let Some(range) = range {
+        // As Azure does: a query of a partition outside the range is refused, any
+        // other answers the rows inside the range only.
+        let plan = QueryPlan::of(spec.filter.as_ref());
+        if let Some(partition_key) = plan
+            .partition_key()
+            .filter(|pk| range.excludes_partition(pk))
+        {
+            return Err(Failure::new(
+                403,
+                "AuthorizationFailure",
+                format!(
+                    "the query reads partition {partition_key:?}, outside the key range the \
+                     SAS grants ({})",
+                    range.describe()
+                ),
+            ));
+        }
+        if let Some(narrowed) = range.narrow(&spec, &plan) {
+            spec = narrowed;
+        }
+    }
+    let mut page = call
         .account
         .engine
         .query(table, &spec, continuation.as_ref())
         .await?;
+    if let Some(range) = range {
+        // A filter too long to take the range's comparisons is narrowed here.
+        page.items.retain(|entity| range.contains(&entity.key()));
+    }
     let mut body = Vec::with_capacity(64 + page.items.len() * 256);
     encode_entity_page(
         &page.items,
@@ -108,6 +138,8 @@ fn continuation(call: &Call<'_>) -> Result<Option<ContinuationToken>, Failure> {
 
 /// `GET /<table>(PartitionKey='..',RowKey='..')`.
 pub(crate) async fn get(call: &Call<'_>, table: &str, key: &EntityKey) -> Result<Reply, Failure> {
+    call.access
+        .allow_entities(table, "r", Some(key), "reading an entity")?;
     let metadata = call.metadata()?;
     let select = select(call.request.param("$select"))?;
     let entity = call
@@ -145,6 +177,7 @@ pub(crate) fn not_found() -> Failure {
 pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failure> {
     let metadata = call.metadata()?;
     let op = WriteOp::Insert(inserted_entity(&call.request.body)?);
+    allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
     let etag = outcome.etag.clone();
     let reply = if prefers_no_content(call.request.header("prefer")) {
@@ -209,11 +242,24 @@ pub(crate) async fn write(call: &Call<'_>, table: &str, key: &EntityKey) -> Resu
         call.request.header("if-match"),
         &call.request.body,
     )?;
+    allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
     Ok(match outcome.etag {
         Some(etag) => Reply::empty(204).with_header("etag", etag.as_str()),
         None => Reply::empty(204),
     })
+}
+
+/// Whether the credentials allow the write: the SAS permissions it needs (`a` to
+/// insert, `u` to update or merge, both for an upsert, `d` to delete) and its key.
+pub(crate) fn allow_write(access: &Access, table: &str, op: &WriteOp) -> Result<(), Failure> {
+    let (needs, what) = match op {
+        WriteOp::Insert(_) => ("a", "inserting an entity"),
+        WriteOp::UpsertReplace(_) | WriteOp::UpsertMerge(_) => ("au", "upserting an entity"),
+        WriteOp::Replace { .. } | WriteOp::Merge { .. } => ("u", "updating an entity"),
+        WriteOp::Delete { .. } => ("d", "deleting an entity"),
+    };
+    access.allow_entities(table, needs, Some(&op.key()), what)
 }
 
 /// The write a `PUT`, `MERGE`, `PATCH` or `DELETE` of the entity at `key` asks

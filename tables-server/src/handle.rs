@@ -2,16 +2,19 @@
 //! operation on the account's engine.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tables_core::odata::path::ResourcePath;
 use tables_core::odata::response::Metadata;
+use tables_core::service::acl::SignedIdentifier;
+use tables_core::service::properties::ServiceProperties;
 use tables_mem::MemEngine;
 
 use crate::account::Account;
-use crate::auth;
+use crate::auth::{self, Access};
 use crate::reply::{Failure, Reply};
 use crate::request::{Request, Target};
-use crate::{batch, entities, tables};
+use crate::{batch, cors, entities, service, tables};
 
 /// What the server serves: each account with its own engine.
 #[derive(Debug)]
@@ -19,11 +22,39 @@ pub(crate) struct State {
     pub(crate) accounts: HashMap<String, AccountState>,
 }
 
-/// One account: its keys and its data.
+/// One account: its keys, its data, its tables' stored access policies and its
+/// service properties.
 #[derive(Debug)]
 pub(crate) struct AccountState {
     pub(crate) account: Account,
     pub(crate) engine: MemEngine,
+    /// Each table's stored access policies, by lowercased table name.
+    pub(crate) acls: Mutex<HashMap<String, Vec<SignedIdentifier>>>,
+    pub(crate) properties: Mutex<ServiceProperties>,
+}
+
+impl AccountState {
+    pub(crate) fn new(account: Account, engine: MemEngine) -> AccountState {
+        AccountState {
+            account,
+            engine,
+            acls: Mutex::new(HashMap::new()),
+            properties: Mutex::new(ServiceProperties::default()),
+        }
+    }
+
+    /// The tables' stored access policies (a panic elsewhere leaves them usable:
+    /// every change is a single assignment).
+    pub(crate) fn acls(&self) -> MutexGuard<'_, HashMap<String, Vec<SignedIdentifier>>> {
+        self.acls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The service properties.
+    pub(crate) fn properties(&self) -> MutexGuard<'_, ServiceProperties> {
+        self.properties
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// What a handler works with: the account's state, the target, and how to answer.
@@ -31,6 +62,8 @@ pub(crate) struct Call<'a> {
     pub(crate) account: &'a AccountState,
     pub(crate) target: &'a Target,
     pub(crate) request: &'a Request,
+    /// What the request's credentials allow.
+    pub(crate) access: Access,
 }
 
 impl Call<'_> {
@@ -99,7 +132,6 @@ pub(crate) async fn handle(state: &State, request: &Request) -> Result<Reply, Fa
             ),
         )
     })?;
-    auth::authenticate(request, &account.account)?;
     let resource = ResourcePath::parse(&target.resource).ok_or_else(|| {
         Failure::new(
             400,
@@ -111,13 +143,36 @@ pub(crate) async fn handle(state: &State, request: &Request) -> Result<Reply, Fa
             ),
         )
     })?;
+    let method = request.method.as_str();
+    if method == "OPTIONS" {
+        // A browser's CORS preflight carries no credentials.
+        return cors::preflight(account, request);
+    }
+    let access = auth::authenticate(request, account)?;
     let call = Call {
         account,
         target: &target,
         request,
+        access,
     };
-    let method = request.method.as_str();
+    let comp = request.param("comp");
+    let service_call = request.param("restype") == Some("service");
     match (&resource, method) {
+        (ResourcePath::Service, "GET") if service_call && comp == Some("properties") => {
+            service::get_properties(&call)
+        }
+        (ResourcePath::Service, "PUT") if service_call && comp == Some("properties") => {
+            service::set_properties(&call)
+        }
+        (ResourcePath::Service, "GET") if service_call && comp == Some("stats") => {
+            service::stats(&call)
+        }
+        (ResourcePath::Entities(table), "GET" | "HEAD") if comp == Some("acl") => {
+            service::get_acl(&call, table).await
+        }
+        (ResourcePath::Entities(table), "PUT") if comp == Some("acl") => {
+            service::set_acl(&call, table).await
+        }
         (ResourcePath::Tables, "GET") => tables::query(&call).await,
         (ResourcePath::Tables, "POST") => tables::create(&call).await,
         (ResourcePath::Table(name), "DELETE") => tables::delete(&call, name).await,

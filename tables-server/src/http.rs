@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::cors;
 use crate::handle::{handle, State};
 use crate::reply::{Failure, Reply};
 use crate::request::{parse_query, Request};
@@ -86,11 +87,12 @@ async fn answer(
             "RequestBodyTooLarge",
             format!("the request body is larger than {MAX_BODY_BYTES} bytes; the service accepts at most 4 MiB"),
         )
-        .reply(&request_id),
+        .reply(&request_id, false),
         Ok(collected) => {
             let body = collected.to_bytes();
             match read(parts, body, peer) {
-                Ok(request) => match handle(state, &request).await {
+                Ok(request) => {
+                    let reply = match handle(state, &request).await {
                     Ok(reply) => reply,
                     Err(failure) => {
                         tracing::debug!(
@@ -103,10 +105,12 @@ async fn answer(
                             "refused: {}",
                             failure.message
                         );
-                        failure.reply(&request_id)
+                        failure.reply(&request_id, request.xml_api())
                     }
-                },
-                Err(failure) => failure.reply(&request_id),
+                    };
+                    cors::decorate(state, &request, reply)
+                }
+                Err(failure) => failure.reply(&request_id, false),
             }
         }
     };

@@ -25,11 +25,13 @@
 mod account;
 mod auth;
 mod batch;
+mod cors;
 mod entities;
 mod handle;
 mod http;
 mod reply;
 mod request;
+mod service;
 mod tables;
 
 use std::collections::HashMap;
@@ -181,10 +183,7 @@ fn state(accounts: &[Account]) -> State {
         .map(|account| {
             (
                 account.name().to_owned(),
-                AccountState {
-                    account: account.clone(),
-                    engine: MemEngine::new(),
-                },
+                AccountState::new(account.clone(), MemEngine::new()),
             )
         })
         .collect();

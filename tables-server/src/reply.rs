@@ -1,7 +1,7 @@
 //! Answers: a status, headers and a body; errors in the service's form.
 
 use bytes::Bytes;
-use tables_core::odata::response::{encode_error, Metadata};
+use tables_core::odata::response::{encode_error, encode_error_xml, Metadata};
 use tables_core::{DateTime, Error, ErrorKind};
 
 /// An answer, before the headers every answer carries are added.
@@ -32,6 +32,11 @@ impl Reply {
             )],
             body: Bytes::from(body),
         }
+    }
+
+    pub(crate) fn with_body(mut self, body: Vec<u8>) -> Reply {
+        self.body = Bytes::from(body);
+        self
     }
 
     pub(crate) fn with_header(
@@ -92,18 +97,26 @@ impl Failure {
         Failure::new(status, code, err.message())
     }
 
-    /// The answer: JSON (`odata.error`) with `x-ms-error-code`. The message ends,
-    /// as the service's do, with the request id and the time.
-    pub(crate) fn reply(&self, request_id: &str) -> Reply {
+    /// The answer: JSON (`odata.error`), or XML (`<Error>`) for the XML APIs,
+    /// with `x-ms-error-code`. The message ends, as the service's do, with the
+    /// request id and the time.
+    pub(crate) fn reply(&self, request_id: &str, xml: bool) -> Reply {
         let message = format!(
             "{}\nRequestId:{request_id}\nTime:{}",
             self.message,
             DateTime::now()
         );
         let mut body = Vec::with_capacity(message.len() + 96);
-        encode_error(&self.code, &message, &mut body);
-        Reply::json(self.status, Metadata::Minimal, body)
-            .with_header("x-ms-error-code", self.code.clone())
+        let reply = if xml {
+            encode_error_xml(&self.code, &message, &mut body);
+            Reply::empty(self.status)
+                .with_header("content-type", "application/xml")
+                .with_body(body)
+        } else {
+            encode_error(&self.code, &message, &mut body);
+            Reply::json(self.status, Metadata::Minimal, body)
+        };
+        reply.with_header("x-ms-error-code", self.code.clone())
     }
 }
 

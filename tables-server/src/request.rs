@@ -49,6 +49,12 @@ impl Request {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// Whether the request is for one of the XML APIs (table ACL, service
+    /// properties and stats), whose errors are XML too.
+    pub(crate) fn xml_api(&self) -> bool {
+        matches!(self.param("comp"), Some("acl" | "properties" | "stats"))
+    }
+
     /// The first query parameter of that name (names compare exactly).
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.query

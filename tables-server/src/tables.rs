@@ -4,11 +4,13 @@ use tables_core::odata::continuation::{header_name, NEXT_TABLE_NAME};
 use tables_core::odata::response::encode_tables;
 use tables_core::{DynamicEntity, Engine, Filter, ListTablesOptions, MAX_PAGE_SIZE};
 
+use crate::auth::Scope;
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
 
 /// `GET /Tables`: `$filter` on `TableName`, `$top`, `NextTableName`.
 pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
+    call.access.allow(Scope::Tables, "l", "listing tables")?;
     let metadata = call.metadata()?;
     let request = call.request;
     let filter = request
@@ -72,6 +74,8 @@ pub(crate) fn top(text: Option<&str>) -> Result<u32, Failure> {
 
 /// `POST /Tables` with `{"TableName":"<name>"}`.
 pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
+    call.access
+        .allow(Scope::Tables, "acw", "creating a table")?;
     let metadata = call.metadata()?;
     let name = table_name(&call.request.body)?;
     call.account.engine.create_table(&name).await?;
@@ -114,8 +118,14 @@ fn table_name(body: &[u8]) -> Result<String, Failure> {
 /// `DELETE /Tables('<name>')`. A missing table is `404 ResourceNotFound`, as the
 /// service answers it.
 pub(crate) async fn delete(call: &Call<'_>, name: &str) -> Result<Reply, Failure> {
+    call.access.allow(Scope::Tables, "d", "deleting a table")?;
     match call.account.engine.delete_table(name).await {
-        Ok(()) => Ok(Reply::empty(204)),
+        Ok(()) => {
+            // Its stored access policies go with it (a new table of the same name
+            // starts without any).
+            call.account.acls().remove(&name.to_ascii_lowercase());
+            Ok(Reply::empty(204))
+        }
         Err(err) if err.kind() == tables_core::ErrorKind::TableNotFound => Err(Failure::new(
             404,
             "ResourceNotFound",

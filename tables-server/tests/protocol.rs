@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime};
 use reqwest::{Client, Method, Response};
 use serde_json::Value as Json;
 use tables_core::auth::{
-    canonical_resource, shared_key_authorization, AccountKey, DEVELOPMENT_ACCOUNT,
-    DEVELOPMENT_ACCOUNT_KEY,
+    canonical_resource, shared_key_authorization, AccountKey, AccountSasFields, TableSasFields,
+    DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY,
 };
 use tables_server::{RunningServer, Server};
 
@@ -67,6 +67,11 @@ impl<'a> Call<'a> {
     fn header(mut self, name: &'a str, value: impl Into<String>) -> Call<'a> {
         self.headers.retain(|(n, _)| *n != name);
         self.headers.push((name, value.into()));
+        self
+    }
+
+    fn with_body(mut self, body: &str) -> Call<'a> {
+        self.body = body.as_bytes().to_vec();
         self
     }
 
@@ -589,4 +594,515 @@ async fn a_failed_batch_names_its_operation_and_applies_nothing() {
         ))
         .await;
     assert_eq!(absent.status(), 404, "nothing of the batch applied");
+}
+
+/// A SAS query string for the dev account, signed over `string_to_sign` and made of
+/// `params` (decoded; encoded here).
+fn sas_query(string_to_sign: &str, params: &[(&str, &str)]) -> String {
+    use percent_encoding::utf8_percent_encode;
+    use tables_core::auth::QUERY_VALUE;
+    let key = AccountKey::new(DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY).unwrap();
+    let signature = key.sign(string_to_sign);
+    params
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(n, v)| (*n, *v))
+        .chain([("sig", signature.as_str())])
+        .map(|(n, v)| format!("{n}={}", utf8_percent_encode(v, QUERY_VALUE)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn table_sas(fields: TableSasFields<'_>) -> String {
+    sas_query(
+        &fields.string_to_sign(DEVELOPMENT_ACCOUNT),
+        &[
+            ("sv", fields.version),
+            ("tn", fields.table),
+            ("sp", fields.permissions),
+            ("st", fields.start),
+            ("se", fields.expiry),
+            ("sip", fields.ip_range),
+            ("spr", fields.protocol),
+            ("si", fields.policy_id),
+            ("spk", fields.start_partition_key),
+            ("epk", fields.end_partition_key),
+        ],
+    )
+}
+
+fn account_sas(fields: AccountSasFields<'_>) -> String {
+    sas_query(
+        &fields.string_to_sign(DEVELOPMENT_ACCOUNT),
+        &[
+            ("sv", fields.version),
+            ("ss", fields.services),
+            ("srt", fields.resource_types),
+            ("sp", fields.permissions),
+            ("se", fields.expiry),
+        ],
+    )
+}
+
+/// The status and error code of an answer in either format (JSON, or XML for the
+/// XML APIs).
+async fn code_of(response: Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let header = response
+        .headers()
+        .get("x-ms-error-code")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, header)
+}
+
+const SAS_EXPIRY: &str = "2099-01-01T00:00:00Z";
+
+#[tokio::test]
+async fn shared_access_signatures_grant_what_they_say_and_no_more() {
+    let wire = Wire::start().await;
+    wire.create_table("sast").await;
+    for pk in ["p1", "p2", "p3"] {
+        let body = format!(r#"{{"PartitionKey":"{pk}","RowKey":"r"}}"#);
+        let response = wire
+            .send(call("POST", "/devstoreaccount1/sast").json(&body))
+            .await;
+        assert_eq!(response.status(), 201);
+    }
+    let read = TableSasFields {
+        permissions: "r",
+        expiry: SAS_EXPIRY,
+        table: "sast",
+        version: "2019-02-02",
+        ..TableSasFields::default()
+    };
+    let get = |sas: String, pk: &str| {
+        let path = format!("/devstoreaccount1/sast(PartitionKey='{pk}',RowKey='r')?{sas}");
+        let wire = &wire;
+        async move {
+            let mut unsigned = call("GET", &path);
+            unsigned.sign = false;
+            wire.send(unsigned).await
+        }
+    };
+    assert_eq!(get(table_sas(read), "p1").await.status(), 200);
+    let cases: Vec<(TableSasFields<'_>, u16, &str)> = vec![
+        (
+            TableSasFields {
+                ip_range: "10.0.0.1",
+                ..read
+            },
+            403,
+            "AuthorizationSourceIPMismatch",
+        ),
+        (
+            TableSasFields {
+                ip_range: "127.0.0.1-127.0.0.9",
+                ..read
+            },
+            200,
+            "",
+        ),
+        (
+            TableSasFields {
+                protocol: "https",
+                ..read
+            },
+            403,
+            "AuthorizationProtocolMismatch",
+        ),
+        (
+            TableSasFields {
+                protocol: "https,http",
+                ..read
+            },
+            200,
+            "",
+        ),
+        (
+            TableSasFields {
+                start: "2098-01-01",
+                ..read
+            },
+            403,
+            "AuthenticationFailed",
+        ),
+        (
+            TableSasFields {
+                expiry: "2001-01-01T00:00:00Z",
+                ..read
+            },
+            403,
+            "AuthenticationFailed",
+        ),
+        (
+            TableSasFields {
+                permissions: "a",
+                ..read
+            },
+            403,
+            "AuthorizationPermissionMismatch",
+        ),
+        (
+            TableSasFields {
+                table: "other",
+                ..read
+            },
+            403,
+            "AuthorizationFailure",
+        ),
+        (
+            TableSasFields {
+                start_partition_key: "p2",
+                ..read
+            },
+            403,
+            "AuthorizationFailure",
+        ),
+        (
+            TableSasFields {
+                end_partition_key: "p0",
+                ..read
+            },
+            403,
+            "AuthorizationFailure",
+        ),
+        (
+            TableSasFields {
+                start_partition_key: "p1",
+                end_partition_key: "p1",
+                ..read
+            },
+            200,
+            "",
+        ),
+        (
+            TableSasFields {
+                policy_id: "none",
+                ..read
+            },
+            403,
+            "AuthenticationFailed",
+        ),
+    ];
+    for (i, (fields, status, code)) in cases.into_iter().enumerate() {
+        let (got_status, got_code) = code_of(get(table_sas(fields), "p1").await).await;
+        assert_eq!((got_status, got_code.as_str()), (status, code), "case {i}");
+    }
+    // A parameter changed after signing: the signature no longer matches.
+    let tampered = table_sas(read).replace("sp=r", "sp=raud");
+    assert_eq!(
+        code_of(get(tampered, "p1").await).await,
+        (403, "AuthenticationFailed".to_owned())
+    );
+
+    // A query with a ranged token answers the rows inside the range only.
+    let ranged = table_sas(TableSasFields {
+        start_partition_key: "p2",
+        ..read
+    });
+    let mut query = call("GET", "");
+    let path = format!("/devstoreaccount1/sast()?{ranged}");
+    query.path = &path;
+    query.sign = false;
+    let body: Json = wire.send(query).await.json().await.unwrap();
+    let keys: Vec<&str> = body["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["PartitionKey"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["p2", "p3"]);
+
+    // A table SAS is for entities: not the table list, not the ACL.
+    let mut tables = call("GET", "");
+    let path = format!("/devstoreaccount1/Tables?{}", table_sas(read));
+    tables.path = &path;
+    tables.sign = false;
+    assert_eq!(
+        code_of(wire.send(tables).await).await,
+        (403, "AuthorizationFailure".to_owned())
+    );
+
+    // Account SAS: service, resource type and permission are each checked.
+    let account = AccountSasFields {
+        permissions: "rl",
+        services: "t",
+        resource_types: "sco",
+        expiry: SAS_EXPIRY,
+        version: "2020-12-06",
+        ..AccountSasFields::default()
+    };
+    let account_cases: Vec<(&str, &str, AccountSasFields<'_>, u16, &str)> = vec![
+        ("GET", "/devstoreaccount1/Tables", account, 200, ""),
+        (
+            "GET",
+            "/devstoreaccount1/Tables",
+            AccountSasFields {
+                services: "bq",
+                ..account
+            },
+            403,
+            "AuthorizationServiceMismatch",
+        ),
+        (
+            "GET",
+            "/devstoreaccount1/Tables",
+            AccountSasFields {
+                resource_types: "o",
+                ..account
+            },
+            403,
+            "AuthorizationResourceTypeMismatch",
+        ),
+        (
+            "GET",
+            "/devstoreaccount1/sast()",
+            AccountSasFields {
+                resource_types: "c",
+                ..account
+            },
+            403,
+            "AuthorizationResourceTypeMismatch",
+        ),
+        ("GET", "/devstoreaccount1/sast()", account, 200, ""),
+        (
+            "POST",
+            "/devstoreaccount1/Tables",
+            account,
+            403,
+            "AuthorizationPermissionMismatch",
+        ),
+        (
+            "GET",
+            "/devstoreaccount1/sast?comp=acl",
+            account,
+            403,
+            "AuthorizationFailure",
+        ),
+        (
+            "GET",
+            "/devstoreaccount1/?restype=service&comp=properties",
+            account,
+            200,
+            "",
+        ),
+        (
+            "PUT",
+            "/devstoreaccount1/?restype=service&comp=properties",
+            account,
+            403,
+            "AuthorizationPermissionMismatch",
+        ),
+    ];
+    for (i, (method, path, fields, status, code)) in account_cases.into_iter().enumerate() {
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let full = format!("{path}{separator}{}", account_sas(fields));
+        let mut request = call(method, "").json(r#"{"TableName":"made"}"#);
+        request.path = &full;
+        request.sign = false;
+        let (got_status, got_code) = code_of(wire.send(request).await).await;
+        assert_eq!(
+            (got_status, got_code.as_str()),
+            (status, code),
+            "account case {i}"
+        );
+    }
+
+    // A batch under a read-only token: its insert is the failed operation.
+    let boundary = "batch_1";
+    let changeset = "changeset_1";
+    let batch_body = format!(
+        "--{boundary}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n\
+         --{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         POST http://127.0.0.1/devstoreaccount1/sast HTTP/1.1\r\nContent-Type: application/json\r\n\r\n\
+         {{\"PartitionKey\":\"p9\",\"RowKey\":\"r\"}}\r\n--{changeset}--\r\n--{boundary}--\r\n"
+    );
+    let path = format!("/devstoreaccount1/$batch?{}", table_sas(read));
+    let mut batch = call("POST", "").header(
+        "content-type",
+        format!("multipart/mixed; boundary={boundary}"),
+    );
+    batch.path = &path;
+    batch.sign = false;
+    batch.body = batch_body.into_bytes();
+    let response = wire.send(batch).await;
+    assert_eq!(response.status(), 202);
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains("403")
+            && text.contains("AuthorizationPermissionMismatch")
+            && text.contains("0:"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn stored_access_policies_and_the_xml_apis() {
+    let wire = Wire::start().await;
+    let acl = |body: &str| {
+        call("PUT", "/devstoreaccount1/polt?comp=acl")
+            .header("content-type", "application/xml")
+            .with_body(body)
+    };
+    let policy = "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers><SignedIdentifier>\
+        <Id>readers</Id><AccessPolicy><Expiry>2099-01-01T00:00:00Z</Expiry><Permission>r</Permission>\
+        </AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+    // No table yet: 404, in XML.
+    let response = wire.send(acl(policy)).await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(response.headers()["content-type"], "application/xml");
+    let text = response.text().await.unwrap();
+    assert!(
+        text.starts_with("<?xml") && text.contains("<Code>"),
+        "{text}"
+    );
+
+    wire.create_table("polt").await;
+    let body = r#"{"PartitionKey":"p","RowKey":"r"}"#;
+    assert_eq!(
+        wire.send(call("POST", "/devstoreaccount1/polt").json(body))
+            .await
+            .status(),
+        201
+    );
+    let (status, code) = code_of(wire.send(acl("<SignedIdentifiers><Signed")).await).await;
+    assert_eq!((status, code.as_str()), (400, "InvalidXmlDocument"));
+    assert_eq!(wire.send(acl(policy)).await.status(), 204);
+    let read_back = wire
+        .send(call("GET", "/devstoreaccount1/polt?comp=acl"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        read_back.contains("<Id>readers</Id>")
+            && read_back.contains("<Expiry>2099-01-01T00:00:00.0000000Z</Expiry>"),
+        "{read_back}"
+    );
+
+    let by_policy = TableSasFields {
+        table: "polt",
+        policy_id: "readers",
+        version: "2019-02-02",
+        ..TableSasFields::default()
+    };
+    let get = |sas: String| {
+        let path = format!("/devstoreaccount1/polt(PartitionKey='p',RowKey='r')?{sas}");
+        let wire = &wire;
+        async move {
+            let mut unsigned = call("GET", "");
+            unsigned.path = &path;
+            unsigned.sign = false;
+            code_of(wire.send(unsigned).await).await
+        }
+    };
+    assert_eq!(get(table_sas(by_policy)).await, (200, String::new()));
+    // Given in both the token and its policy: refused.
+    let both = TableSasFields {
+        permissions: "r",
+        ..by_policy
+    };
+    assert_eq!(get(table_sas(both)).await.1, "AuthenticationFailed");
+    // Deleting the table takes its policies: a new table of that name has none, and
+    // the token is revoked.
+    assert_eq!(
+        wire.send(call("DELETE", "/devstoreaccount1/Tables('polt')"))
+            .await
+            .status(),
+        204
+    );
+    wire.create_table("polt").await;
+    let empty = wire
+        .send(call("GET", "/devstoreaccount1/polt?comp=acl"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!empty.contains("<SignedIdentifier>"), "{empty}");
+    assert_eq!(get(table_sas(by_policy)).await.1, "AuthenticationFailed");
+
+    // Service properties: CORS rules honoured on preflight and on answers.
+    let cors = "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>https://app.example</AllowedOrigins>\
+        <AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>30</MaxAgeInSeconds>\
+        <ExposedHeaders>x-ms-request-id</ExposedHeaders><AllowedHeaders>x-ms-*</AllowedHeaders>\
+        </CorsRule></Cors></StorageServiceProperties>";
+    let set = call("PUT", "/devstoreaccount1/?restype=service&comp=properties")
+        .header("content-type", "application/xml")
+        .with_body(cors);
+    assert_eq!(wire.send(set).await.status(), 202);
+    let preflight = |origin: &'static str, headers: Option<&'static str>| {
+        let mut request = call("OPTIONS", "/devstoreaccount1/Tables")
+            .header("origin", origin)
+            .header("access-control-request-method", "GET");
+        if let Some(headers) = headers {
+            request = request.header("access-control-request-headers", headers);
+        }
+        request.sign = false;
+        request
+    };
+    let allowed = wire
+        .send(preflight("https://app.example", Some("x-ms-date")))
+        .await;
+    assert_eq!(allowed.status(), 200);
+    assert_eq!(
+        allowed.headers()["access-control-allow-origin"],
+        "https://app.example"
+    );
+    assert_eq!(allowed.headers()["access-control-max-age"], "30");
+    for refused in [
+        preflight("https://evil.example", None),
+        preflight("https://app.example", Some("content-md5")),
+    ] {
+        assert_eq!(
+            code_of(wire.send(refused).await).await,
+            (403, "CorsPreflightFailure".to_owned())
+        );
+    }
+    let mut no_method =
+        call("OPTIONS", "/devstoreaccount1/Tables").header("origin", "https://app.example");
+    no_method.sign = false;
+    assert_eq!(code_of(wire.send(no_method).await).await.0, 400);
+    // An answer to a browser's request, even a refusal, carries the CORS headers.
+    let mut unsigned =
+        call("GET", "/devstoreaccount1/Tables").header("origin", "https://app.example");
+    unsigned.sign = false;
+    let response = wire.send(unsigned).await;
+    assert_eq!(response.status(), 403);
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "https://app.example"
+    );
+    assert_eq!(
+        response.headers()["access-control-expose-headers"],
+        "x-ms-request-id"
+    );
+    let other = wire
+        .send(call("GET", "/devstoreaccount1/Tables").header("origin", "https://evil.example"))
+        .await;
+    assert_eq!(other.status(), 200);
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+
+    let properties = wire
+        .send(call(
+            "GET",
+            "/devstoreaccount1/?restype=service&comp=properties",
+        ))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        properties.contains("<AllowedOrigins>https://app.example</AllowedOrigins>"),
+        "{properties}"
+    );
+    let stats = wire
+        .send(call("GET", "/devstoreaccount1/?restype=service&comp=stats"))
+        .await;
+    assert_eq!(stats.status(), 200);
+    assert!(stats
+        .text()
+        .await
+        .unwrap()
+        .contains("<Status>live</Status>"));
 }

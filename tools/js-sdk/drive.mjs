@@ -5,7 +5,15 @@
 //   node drive.mjs <connection-string> <table-prefix>
 //
 // Prints one line per check group and `ok <n> checks`; exits 1 with what differed.
-import { TableClient, TableServiceClient, TableTransaction } from "@azure/data-tables";
+import {
+  AzureNamedKeyCredential,
+  AzureSASCredential,
+  TableClient,
+  TableServiceClient,
+  TableTransaction,
+  generateAccountSas,
+  generateTableSas,
+} from "@azure/data-tables";
 
 const [connection, prefix] = process.argv.slice(2);
 if (!connection || !prefix) {
@@ -225,12 +233,127 @@ async function pagingGroup() {
   console.log("paging ok");
 }
 
+// The connection string's parts: the table endpoint and the account key.
+function connectionPart(name) {
+  const part = connection.split(";").find((p) => p.startsWith(`${name}=`));
+  return part && part.slice(name.length + 1);
+}
+const endpoint = connectionPart("TableEndpoint");
+const credential = new AzureNamedKeyCredential(connectionPart("AccountName"), connectionPart("AccountKey"));
+const inAnHour = () => new Date(Date.now() + 3600 * 1000);
+
+async function keys(client) {
+  const seen = [];
+  for await (const e of client.listEntities()) seen.push(`${e.partitionKey}/${e.rowKey}`);
+  return seen;
+}
+
+// SAS: a table SAS with a key range and permissions, an account SAS, enforced by the server.
+async function sasGroup() {
+  const owner = await table("Sas");
+  for (const pk of ["p1", "p2", "p3"]) {
+    for (const rk of ["a", "b"]) await owner.createEntity({ partitionKey: pk, rowKey: rk, N: 1 });
+  }
+  const name = `${prefix}Sas`;
+  const ranged = generateTableSas(name, credential, {
+    permissions: { query: true, add: true },
+    expiresOn: inAnHour(),
+    startPartitionKey: "p2",
+    startRowKey: "b",
+    endPartitionKey: "p3",
+    endRowKey: "a",
+  });
+  const reader = new TableClient(endpoint, name, new AzureSASCredential(ranged), options);
+  same(await keys(reader), ["p2/b", "p3/a"], "a query answers the rows inside the key range only");
+  same((await reader.getEntity("p2", "b")).N, 1, "a read inside the range");
+  same(await status(reader.getEntity("p2", "a")), 403, "a read outside the range");
+  same(await status(reader.getEntity("p1", "a")), 403, "a read of a partition outside the range");
+  same(await status(reader.createEntity({ partitionKey: "p3", rowKey: "0" })), 0, "an insert inside the range");
+  same(await status(reader.createEntity({ partitionKey: "p3", rowKey: "z" })), 403, "an insert outside the range");
+  same(await status(reader.updateEntity({ partitionKey: "p2", rowKey: "b", N: 2 })), 403, "an update without the u permission");
+  same(await status(reader.upsertEntity({ partitionKey: "p2", rowKey: "c" })), 403, "an upsert needs a and u");
+  same(await status(reader.deleteEntity("p2", "b")), 403, "a delete without the d permission");
+  same(await keys(owner), ["p1/a", "p1/b", "p2/a", "p2/b", "p3/0", "p3/a", "p3/b"], "only the allowed insert applied");
+  const other = new TableClient(endpoint, `${prefix}Tables`, new AzureSASCredential(ranged), options);
+  same(await status(other.getEntity("p2", "b")), 403, "the token is for its table only");
+  const expired = generateTableSas(name, credential, { permissions: { query: true }, expiresOn: new Date(Date.now() - 60000) });
+  same(await status(new TableClient(endpoint, name, new AzureSASCredential(expired), options).getEntity("p2", "b")), 403, "an expired token");
+  const forged = ranged.replace(/sig=[^&]*/, "sig=AAAA");
+  same(await status(new TableClient(endpoint, name, new AzureSASCredential(forged), options).getEntity("p2", "b")), 403, "a token with another signature");
+  const lister = generateAccountSas(credential, { permissions: { list: true, query: true }, resourceTypes: "sco", services: { table: true }, expiresOn: inAnHour() });
+  const sasService = new TableServiceClient(endpoint, new AzureSASCredential(lister), options);
+  const listed = [];
+  for await (const t of sasService.listTables({ queryOptions: { filter: `TableName eq '${name}'` } })) listed.push(t.name);
+  same(listed, [name], "an account SAS with l lists tables");
+  same(await status(sasService.createTable(`${prefix}SasMade`)), 403, "an account SAS without a, c or w creates no table");
+  same((await keys(new TableClient(endpoint, name, new AzureSASCredential(lister), options))).length, 7, "an account SAS with r and o queries entities");
+  const objectsOnly = generateAccountSas(credential, { permissions: { list: true }, resourceTypes: "o", services: { table: true }, expiresOn: inAnHour() });
+  same(await status(new TableServiceClient(endpoint, new AzureSASCredential(objectsOnly), options).listTables().next()), 403, "listing tables needs resource type c");
+  console.log("sas ok");
+}
+
+// Table ACLs: stored access policies, a SAS that names one, and revoking it.
+async function aclGroup() {
+  const owner = await table("Acl");
+  await owner.createEntity({ partitionKey: "p", rowKey: "r", N: 7 });
+  const expiry = new Date(Date.UTC(2031, 0, 1));
+  await owner.setAccessPolicy([
+    { id: "readers", accessPolicy: { permission: "r", expiry } },
+    { id: "writers", accessPolicy: { permission: "raud", start: new Date(Date.UTC(2024, 0, 1)), expiry } },
+  ]);
+  const policies = await owner.getAccessPolicy();
+  same(
+    Array.from(policies).map((p) => [p.id, p.accessPolicy?.permission, p.accessPolicy?.expiry?.toISOString()]),
+    [["readers", "r", "2031-01-01T00:00:00.000Z"], ["writers", "raud", "2031-01-01T00:00:00.000Z"]],
+    "the policies read back",
+  );
+  const name = `${prefix}Acl`;
+  const byPolicy = generateTableSas(name, credential, { identifier: "readers" });
+  check(!/[?&]sp=/.test(`&${byPolicy}`) && !/[?&]se=/.test(`&${byPolicy}`), `the token takes sp and se from the policy: ${byPolicy.replace(/sig=[^&]*/, "sig=..")}`);
+  const reader = new TableClient(endpoint, name, new AzureSASCredential(byPolicy), options);
+  same((await reader.getEntity("p", "r")).N, 7, "a token naming the readers policy reads");
+  same(await status(reader.createEntity({ partitionKey: "p", rowKey: "s" })), 403, "and may not insert");
+  const unknown = generateTableSas(name, credential, { identifier: "nobody" });
+  same(await status(new TableClient(endpoint, name, new AzureSASCredential(unknown), options).getEntity("p", "r")), 403, "a token naming a policy that is not set");
+  same(await status(reader.getAccessPolicy()), 403, "a SAS may not read the ACL");
+  await owner.setAccessPolicy([]);
+  same(Array.from(await owner.getAccessPolicy()).length, 0, "an empty ACL");
+  same(await status(reader.getEntity("p", "r")), 403, "removing the policy revokes its tokens");
+  const six = [0, 1, 2, 3, 4, 5].map((i) => ({ id: `p${i}`, accessPolicy: { permission: "r", expiry } }));
+  same(await status(owner.setAccessPolicy(six)), 400, "at most five policies");
+  console.log("acl ok");
+}
+
+// Service properties (CORS honoured on preflight) and stats.
+async function serviceGroup() {
+  const before = await service.getProperties();
+  same([before.logging?.read, before.hourMetrics?.enabled, before.cors?.length ?? 0], [false, false, 0], "the default properties");
+  await service.setProperties({
+    cors: [{ allowedOrigins: "https://app.example", allowedMethods: "GET,PUT", allowedHeaders: "x-ms-*,content-type", exposedHeaders: "x-ms-request-id", maxAgeInSeconds: 60 }],
+    logging: { version: "1.0", delete: true, read: false, write: true, retentionPolicy: { enabled: true, days: 3 } },
+  });
+  const after = await service.getProperties();
+  same([after.cors?.[0]?.allowedOrigins, after.cors?.[0]?.maxAgeInSeconds, after.logging?.write, after.logging?.retentionPolicy?.days], ["https://app.example", 60, true, 3], "the properties read back");
+  const url = `${endpoint.replace(/\/$/, "")}/Tables`;
+  const preflight = await fetch(url, { method: "OPTIONS", headers: { Origin: "https://app.example", "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "x-ms-date,content-type" } });
+  same([preflight.status, preflight.headers.get("access-control-allow-origin"), preflight.headers.get("access-control-max-age")], [200, "https://app.example", "60"], "a preflight a rule allows");
+  const refused = await fetch(url, { method: "OPTIONS", headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "PUT" } });
+  same(refused.status, 403, "a preflight from another origin");
+  const stats = await service.getStatistics();
+  same(stats.geoReplication?.status, "live", "the stats");
+  await service.setProperties({ cors: [] });
+  console.log("service ok");
+}
+
 try {
   await tablesGroup();
   await crudGroup();
   await typesGroup();
   await batchGroup();
   await pagingGroup();
+  await sasGroup();
+  await aclGroup();
+  await serviceGroup();
   for (const name of tables) await service.deleteTable(name);
   console.log(`ok ${checks} checks`);
 } catch (e) {

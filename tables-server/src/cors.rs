@@ -1,0 +1,102 @@
+//! CORS, as the account's service properties set it: preflight (`OPTIONS`) answers,
+//! and the `Access-Control-*` headers on answers to a browser's requests.
+
+use tables_core::service::properties::CorsRule;
+
+use crate::handle::{AccountState, State};
+use crate::reply::{Failure, Reply};
+use crate::request::Request;
+
+/// Answers a preflight request: `200` with what the first matching rule allows, or
+/// `403 CorsPreflightFailure`.
+///
+/// # Errors
+///
+/// `400 MissingRequiredHeader` without `Origin` or `Access-Control-Request-Method`;
+/// `403 CorsPreflightFailure` when no rule admits the origin, method and headers.
+pub(crate) fn preflight(account: &AccountState, request: &Request) -> Result<Reply, Failure> {
+    let missing = |name: &str| {
+        Failure::new(
+            400,
+            "MissingRequiredHeader",
+            format!("a CORS preflight (OPTIONS) request needs the {name} header"),
+        )
+    };
+    let origin = request.header("origin").ok_or_else(|| missing("Origin"))?;
+    let method = request
+        .header("access-control-request-method")
+        .ok_or_else(|| missing("Access-Control-Request-Method"))?;
+    let asked_headers = request
+        .header("access-control-request-headers")
+        .unwrap_or("");
+    let headers: Vec<&str> = asked_headers
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
+    let properties = account.properties();
+    let rule = properties
+        .cors_rule(origin, method, &headers)
+        .ok_or_else(|| {
+            Failure::new(
+                403,
+                "CorsPreflightFailure",
+                format!(
+                    "CORS not enabled or no matching rule found for this request: origin \
+                     {origin:?}, method {method}, headers [{asked_headers}]; add a rule with \
+                     Set Table Service Properties"
+                ),
+            )
+        })?;
+    let mut reply = allow_origin(Reply::empty(200), rule, origin)
+        .with_header("access-control-allow-methods", method.to_owned())
+        .with_header("access-control-max-age", rule.max_age_seconds.to_string());
+    if !headers.is_empty() {
+        reply = reply.with_header("access-control-allow-headers", asked_headers.to_owned());
+    }
+    Ok(reply)
+}
+
+/// Adds the CORS headers of the first rule that admits the request's `Origin` and
+/// method (none without an `Origin` or a matching rule).
+pub(crate) fn decorate(state: &State, request: &Request, reply: Reply) -> Reply {
+    let Some(origin) = request.header("origin") else {
+        return reply;
+    };
+    let Some(account) = request
+        .target(|name| state.accounts.contains_key(name))
+        .and_then(|target| state.accounts.get(&target.account))
+    else {
+        return reply;
+    };
+    let properties = account.properties();
+    let Some(rule) = properties
+        .cors
+        .iter()
+        .find(|rule| rule.allows(origin, &request.method, &[]))
+    else {
+        return reply;
+    };
+    let reply = allow_origin(reply, rule, origin);
+    if rule.exposed_headers.is_empty() {
+        reply
+    } else {
+        reply.with_header(
+            "access-control-expose-headers",
+            rule.exposed_headers.join(","),
+        )
+    }
+}
+
+/// `Access-Control-Allow-Origin` (`*` for a rule that admits any origin, else the
+/// origin with credentials allowed) and `Vary: Origin`.
+fn allow_origin(reply: Reply, rule: &CorsRule, origin: &str) -> Reply {
+    if rule.any_origin() {
+        reply.with_header("access-control-allow-origin", "*")
+    } else {
+        reply
+            .with_header("access-control-allow-origin", origin.to_owned())
+            .with_header("access-control-allow-credentials", "true")
+            .with_header("vary", "Origin")
+    }
+}
