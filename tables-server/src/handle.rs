@@ -20,6 +20,10 @@ use crate::{batch, cors, entities, service, tables};
 #[derive(Debug)]
 pub(crate) struct State {
     pub(crate) accounts: HashMap<String, AccountState>,
+    /// The fault rules (none unless asked for).
+    pub(crate) faults: std::sync::Arc<crate::faults::Faults>,
+    /// Whether `/_faults` answers (`--fault-control`).
+    pub(crate) fault_control: bool,
 }
 
 /// One account: its keys, its data, its tables' stored access policies and its

@@ -1,7 +1,6 @@
 //! The HTTP side: accepting connections, reading each request whole, and writing
 //! the answer with the headers every answer of the service carries.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -18,6 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::cors;
+use crate::faults::{FaultEffect, FaultRule};
 use crate::handle::{handle, State};
 use crate::reply::{Failure, Reply};
 use crate::request::{parse_query, Request};
@@ -42,7 +42,7 @@ pub(crate) async fn serve(
                 connections.spawn(async move {
                     let service = service_fn(move |request| {
                         let state = Arc::clone(&state);
-                        async move { Ok::<_, Infallible>(answer(&state, request, peer).await) }
+                        async move { answer(&state, request, peer).await }
                     });
                     let _ = http1::Builder::new()
                         .keep_alive(true)
@@ -62,12 +62,25 @@ pub(crate) async fn serve(
     connections.shutdown().await;
 }
 
-/// Reads the request and answers it; never fails (every error is an answer).
+/// A connection closed on purpose, without an answer (an injected fault).
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped by a fault rule")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+/// Reads the request and answers it: every error is an answer; only a fault rule
+/// drops the connection instead.
 async fn answer(
     state: &State,
     request: hyper::Request<Incoming>,
     peer: SocketAddr,
-) -> hyper::Response<Full<Bytes>> {
+) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = request.into_parts();
     let version = parts
@@ -91,30 +104,121 @@ async fn answer(
         Ok(collected) => {
             let body = collected.to_bytes();
             match read(parts, body, peer) {
-                Ok(request) => {
-                    let reply = match handle(state, &request).await {
-                    Ok(reply) => reply,
-                    Err(failure) => {
-                        tracing::debug!(
-                            request_id = %request_id,
-                            method = %request.method,
-                            path = %request.raw_path,
-                            peer = %request.peer,
-                            status = failure.status,
-                            code = %failure.code,
-                            "refused: {}",
-                            failure.message
-                        );
-                        failure.reply(&request_id, request.xml_api())
-                    }
-                    };
-                    cors::decorate(state, &request, reply)
-                }
+                Ok(request) => serve_request(state, &request, &request_id).await?,
                 Err(failure) => failure.reply(&request_id, false),
             }
         }
     };
-    respond(reply, &request_id, &version, client_request_id)
+    Ok(respond(reply, &request_id, &version, client_request_id))
+}
+
+/// Answers a request that was read: the fault control endpoint, an injected fault,
+/// or the service's answer, with CORS headers.
+async fn serve_request(
+    state: &State,
+    request: &Request,
+    request_id: &str,
+) -> Result<Reply, Dropped> {
+    if state.fault_control && request.raw_path.trim_end_matches('/') == "/_faults" {
+        return Ok(control(state, request));
+    }
+    let resource = request
+        .target(|name| state.accounts.contains_key(name))
+        .map(|target| target.resource)
+        .unwrap_or_default();
+    match state.faults.fire(request, &resource) {
+        None => {}
+        Some(FaultEffect::Latency(wait)) => tokio::time::sleep(wait).await,
+        Some(FaultEffect::DropBefore) => return Err(Dropped),
+        Some(FaultEffect::DropAfter) => {
+            let _ = handle(state, request).await;
+            return Err(Dropped);
+        }
+        Some(FaultEffect::Status {
+            status,
+            retry_after,
+        }) => {
+            let (code, message) = match status {
+                500 => (
+                    "InternalError",
+                    "Server encountered an internal error. Please try again after some time.",
+                ),
+                503 => ("ServerBusy", "The server is busy."),
+                _ => ("TooManyRequests", "The request rate is too large."),
+            };
+            let failure = Failure::new(
+                status,
+                code,
+                format!("{message} (injected by a fault rule)"),
+            );
+            let mut reply = failure.reply(request_id, request.xml_api());
+            if let Some(after) = retry_after {
+                let millis = after.as_millis();
+                reply = reply
+                    .with_header("retry-after", millis.div_ceil(1000).to_string())
+                    .with_header("x-ms-retry-after-ms", millis.to_string());
+            }
+            return Ok(cors::decorate(state, request, reply));
+        }
+    }
+    let reply = match handle(state, request).await {
+        Ok(reply) => reply,
+        Err(failure) => {
+            tracing::debug!(
+                request_id = %request_id,
+                method = %request.method,
+                path = %request.raw_path,
+                peer = %request.peer,
+                status = failure.status,
+                code = %failure.code,
+                "refused: {}",
+                failure.message
+            );
+            failure.reply(request_id, request.xml_api())
+        }
+    };
+    Ok(cors::decorate(state, request, reply))
+}
+
+/// `/_faults`: `GET` the rules and the log, `POST` rules (one per line), `DELETE`
+/// them all.
+fn control(state: &State, request: &Request) -> Reply {
+    let text = |status: u16, body: String| {
+        Reply::empty(status)
+            .with_header("content-type", "text/plain; charset=utf-8")
+            .with_body(body.into_bytes())
+    };
+    match request.method.as_str() {
+        "GET" => text(200, state.faults.describe()),
+        "DELETE" => {
+            state.faults.clear();
+            Reply::empty(204)
+        }
+        "POST" => {
+            let Ok(body) = std::str::from_utf8(&request.body) else {
+                return text(400, "the rules are not UTF-8 text\n".to_owned());
+            };
+            let rules: Result<Vec<FaultRule>, String> = body
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .map(str::parse)
+                .collect();
+            match rules {
+                Ok(rules) => {
+                    for rule in rules {
+                        state.faults.add(rule);
+                    }
+                    text(201, state.faults.describe())
+                }
+                Err(message) => text(400, format!("{message}\n")),
+            }
+        }
+        other => text(
+            405,
+            format!("{other} is not supported on /_faults: use GET, POST or DELETE\n"),
+        ),
+    }
 }
 
 /// The request, read: the method (with `X-HTTP-Method` tunnelling), the path and

@@ -27,6 +27,7 @@ mod auth;
 mod batch;
 mod cors;
 mod entities;
+mod faults;
 mod handle;
 mod http;
 mod reply;
@@ -45,6 +46,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use account::Account;
+pub use faults::{FaultEffect, FaultRule, Faults};
 
 use handle::{AccountState, State};
 
@@ -57,6 +59,8 @@ pub struct Server {
     host: IpAddr,
     port: u16,
     accounts: Vec<Account>,
+    faults: Vec<FaultRule>,
+    fault_control: bool,
 }
 
 impl Default for Server {
@@ -65,6 +69,8 @@ impl Default for Server {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: DEFAULT_PORT,
             accounts: Vec::new(),
+            faults: Vec::new(),
+            fault_control: false,
         }
     }
 }
@@ -96,6 +102,22 @@ impl Server {
         self
     }
 
+    /// Injects this fault (see [`FaultRule`]); rules can also be added while the
+    /// server runs, through [`RunningServer::faults`].
+    pub fn fault(mut self, rule: FaultRule) -> Server {
+        self.faults.push(rule);
+        self
+    }
+
+    /// Answers the fault control endpoint, `/_faults`: `GET` lists the rules with
+    /// their counts and the log of injected faults, `POST` adds the rules in its body
+    /// (one per line), `DELETE` removes them all. It has no authentication: serve it
+    /// on a loopback address only.
+    pub fn fault_control(mut self, enabled: bool) -> Server {
+        self.fault_control = enabled;
+        self
+    }
+
     /// The accounts served: those given, or the development account.
     fn served_accounts(&self) -> Vec<Account> {
         if self.accounts.is_empty() {
@@ -115,12 +137,17 @@ impl Server {
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
         let addr = listener.local_addr()?;
         let accounts = self.served_accounts();
-        let state = Arc::new(state(&accounts));
+        let faults = Arc::new(Faults::default());
+        for rule in self.faults {
+            faults.add(rule);
+        }
+        let state = Arc::new(state(&accounts, Arc::clone(&faults), self.fault_control));
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(http::serve(listener, state, stopped));
         Ok(RunningServer {
             addr,
             accounts,
+            faults,
             stop,
             thread: None,
         })
@@ -149,8 +176,9 @@ impl Server {
                             let mut stopped = server.stop.subscribe();
                             let addr = server.addr;
                             let accounts = server.accounts.clone();
+                            let faults = Arc::clone(&server.faults);
                             let stop = server.stop.clone();
-                            let _ = ready_tx.send(Ok((addr, accounts, stop)));
+                            let _ = ready_tx.send(Ok((addr, accounts, faults, stop)));
                             // Run until the handle on the other side says stop.
                             while !*stopped.borrow() {
                                 if stopped.changed().await.is_err() {
@@ -165,19 +193,20 @@ impl Server {
                     }
                 });
             })?;
-        let (addr, accounts, stop) = ready_rx
+        let (addr, accounts, faults, stop) = ready_rx
             .recv()
             .map_err(|_| io::Error::other("the server thread stopped before it started"))??;
         Ok(RunningServer {
             addr,
             accounts,
+            faults,
             stop,
             thread: Some(thread),
         })
     }
 }
 
-fn state(accounts: &[Account]) -> State {
+fn state(accounts: &[Account], faults: Arc<Faults>, fault_control: bool) -> State {
     let accounts: HashMap<String, AccountState> = accounts
         .iter()
         .map(|account| {
@@ -187,7 +216,11 @@ fn state(accounts: &[Account]) -> State {
             )
         })
         .collect();
-    State { accounts }
+    State {
+        accounts,
+        faults,
+        fault_control,
+    }
 }
 
 /// A server that is running; dropping it stops it.
@@ -195,11 +228,18 @@ fn state(accounts: &[Account]) -> State {
 pub struct RunningServer {
     addr: SocketAddr,
     accounts: Vec<Account>,
+    faults: Arc<Faults>,
     stop: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl RunningServer {
+    /// The fault rules: add or clear them while the server runs, read the log of
+    /// injected faults.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tables-server [--host 127.0.0.1] [--port 10002] [--account name:key[:key2]]...
-//!               [--threads N] [--log-level info]
+//!               [--threads N] [--log-level info] [--fault RULE]... [--fault-control]
 //! ```
 //!
 //! Accounts also come from `TABLES_SERVER_ACCOUNTS` or Azurite's `AZURITE_ACCOUNTS`
@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use tables_server::{Account, Server, DEFAULT_PORT};
+use tables_server::{Account, FaultRule, Server, DEFAULT_PORT};
 
 const USAGE: &str = "\
 tables-server: the tables SDK's in-memory engine over the Azure Table REST protocol
@@ -30,6 +30,13 @@ OPTIONS:
     --threads <N>            worker threads [default: the number of CPUs]
     --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
                              also RUST_LOG
+    --fault <RULE>           inject a fault (repeatable), e.g.
+                             status=503,retry-after-ms=500,method=POST,table=t,times=2
+                             effects: status=500|503|429 [retry-after-ms=N],
+                             latency=<ms>, drop=before|after; selectors: method=,
+                             table=, path=, after=N, times=N
+    --fault-control          answer GET|POST|DELETE /_faults (list, add, clear
+                             rules; no authentication: loopback only)
     -h, --help               print this help
 ";
 
@@ -39,6 +46,8 @@ struct Options {
     accounts: Vec<Account>,
     threads: usize,
     log_level: String,
+    faults: Vec<FaultRule>,
+    fault_control: bool,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -48,6 +57,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         accounts: Vec::new(),
         threads: std::thread::available_parallelism().map_or(2, usize::from),
         log_level: std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
+        faults: Vec::new(),
+        fault_control: false,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -92,6 +103,10 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                     .ok_or_else(|| format!("--threads {text:?} is not a positive number"))?;
             }
             "--log-level" => options.log_level = value()?,
+            "--fault" => options
+                .faults
+                .push(value()?.parse().map_err(|e| format!("--fault: {e}"))?),
+            "--fault-control" => options.fault_control = true,
             other => return Err(format!("unknown option {other:?}")),
         }
     }
@@ -133,7 +148,13 @@ fn main() -> ExitCode {
         .with_max_level(filter)
         .with_writer(std::io::stderr)
         .init();
-    let mut server = Server::builder().host(options.host).port(options.port);
+    let mut server = Server::builder()
+        .host(options.host)
+        .port(options.port)
+        .fault_control(options.fault_control);
+    for rule in options.faults {
+        server = server.fault(rule);
+    }
     for account in options.accounts {
         server = server.account(account);
     }
