@@ -1,0 +1,427 @@
+//! `tables-server` against Azurite, whole processes, in one run on this machine:
+//! point insert, point get and partition scan, through our remote engine and
+//! through the official JS SDK, at concurrency 1 and 16. For each, the throughput
+//! and the server process's CPU time per operation (user + system, from
+//! `/proc/<pid>/stat`), then the ratios; and the server's memory per million
+//! entities (resident set growth while a million rows are loaded).
+//!
+//! ```text
+//! cargo build --release -p tables-server
+//! (cd tools/azurite && npm ci) && (cd tools/js-sdk && npm ci)
+//! cargo bench -p tables-tests --bench server_vs_azurite
+//! ```
+//!
+//! Both servers run on 127.0.0.1 on free ports and stop when the bench ends (also
+//! on a panic). Knobs: `TABLES_BENCH_OPS` (point operations per configuration on
+//! Azurite, default 2,000; ten times that on tables-server, so its CPU time spans
+//! many clock ticks), `TABLES_BENCH_SCANS` (scans of a 1,000-row partition, default
+//! 20 on Azurite, 200 on tables-server), `TABLES_BENCH_MEMORY_ROWS` (default 1,000,000; 0 skips it). The client and
+//! the servers share the machine's cores, so the figures include that contention.
+//! Linux only (it reads `/proc`).
+
+#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)] // a bench
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tables_client::remote::{Credential, RemoteEngine};
+use tables_client::{DynamicEntity, Engine, EntityKey, QuerySpec, WriteOp};
+use tables_core::auth::{DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY};
+use tables_tests::azurite::dev_key;
+
+/// A server process, killed when dropped.
+struct Process {
+    name: &'static str,
+    child: Child,
+    url: String,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Process {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// User + system CPU time so far.
+    fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
+        // The fields after the command name (which may hold spaces) in parentheses.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64)
+    }
+
+    /// Resident set size, bytes.
+    fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib * 1024
+    }
+
+    fn connection_string(&self) -> String {
+        format!(
+            "DefaultEndpointsProtocol=http;AccountName={DEVELOPMENT_ACCOUNT};AccountKey={DEVELOPMENT_ACCOUNT_KEY};TableEndpoint={}",
+            self.url
+        )
+    }
+}
+
+fn clock_ticks() -> u64 {
+    let out = Command::new("getconf").arg("CLK_TCK").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(100)
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_tables_server() -> Process {
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| repo().join("target"), PathBuf::from);
+    let binary = target.join("release").join("tables-server");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --release -p tables-server` first",
+        binary.display()
+    );
+    let mut child = Command::new(binary)
+        .args(["--port", "0", "--threads", "2", "--log-level", "warn"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let url = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(address) = line.strip_prefix("tables-server listening on ") {
+            break format!("{address}/{DEVELOPMENT_ACCOUNT}");
+        }
+    };
+    Process {
+        name: "tables-server",
+        child,
+        url,
+    }
+}
+
+fn start_azurite() -> Process {
+    let port = free_port();
+    let bin = repo().join("tools/azurite/node_modules/.bin/azurite-table");
+    assert!(
+        bin.exists(),
+        "Azurite is missing: run `npm ci` in tools/azurite"
+    );
+    let child = Command::new(bin)
+        .args([
+            "--inMemoryPersistence",
+            "--disableTelemetry",
+            "--tableHost",
+            "127.0.0.1",
+        ])
+        .args(["--tablePort", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "Azurite did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Process {
+        name: "Azurite",
+        child,
+        url: format!("http://127.0.0.1:{port}/{DEVELOPMENT_ACCOUNT}"),
+    }
+}
+
+fn knob(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn row(pk: &str, i: usize) -> DynamicEntity {
+    DynamicEntity::new(pk, format!("{i:08}"))
+        .with("Name", format!("name {i}"))
+        .with("Age", i as i32)
+        .with("Score", i as f64 / 3.0)
+        .with("Active", i & 1 == 0)
+}
+
+/// One measured configuration.
+struct Figure {
+    server: &'static str,
+    client: &'static str,
+    op: &'static str,
+    concurrency: usize,
+    ops: usize,
+    wall: Duration,
+    cpu: Duration,
+}
+
+impl Figure {
+    fn per_second(&self) -> f64 {
+        self.ops as f64 / self.wall.as_secs_f64()
+    }
+
+    fn cpu_per_op(&self) -> Duration {
+        self.cpu / self.ops.max(1) as u32
+    }
+}
+
+/// Runs `ops` of `op` through the remote engine, `concurrency` tasks at once.
+async fn rust_load(
+    engine: &Arc<RemoteEngine>,
+    table: &str,
+    op: &str,
+    concurrency: usize,
+    count: usize,
+) -> usize {
+    let per_task = count.div_ceil(concurrency);
+    let mut tasks = Vec::new();
+    for w in 0..concurrency {
+        let engine = Arc::clone(engine);
+        let table = table.to_owned();
+        let op = op.to_owned();
+        tasks.push(tokio::spawn(async move {
+            let mut done = 0;
+            for i in 0..per_task {
+                let pk = format!("p{w}");
+                match op.as_str() {
+                    "insert" => {
+                        engine
+                            .write(&table, &WriteOp::Insert(row(&pk, i)))
+                            .await
+                            .unwrap();
+                        done += 1;
+                    }
+                    "get" => {
+                        let key = EntityKey::new(pk, format!("{i:08}"));
+                        assert!(engine
+                            .get_entity(&table, &key, None)
+                            .await
+                            .unwrap()
+                            .is_some());
+                        done += 1;
+                    }
+                    _ => {
+                        let spec =
+                            QuerySpec::new().filter(tables_client::Column::partition_key().eq("s"));
+                        let mut next = None;
+                        loop {
+                            let page = engine.query(&table, &spec, next.as_ref()).await.unwrap();
+                            done += page.items.len();
+                            match page.continuation {
+                                Some(token) => next = Some(token),
+                                None => break,
+                            }
+                        }
+                    }
+                }
+            }
+            done
+        }));
+    }
+    let mut done = 0;
+    for task in tasks {
+        done += task.await.unwrap();
+    }
+    done
+}
+
+fn js_load(
+    server: &Process,
+    table: &str,
+    op: &str,
+    concurrency: usize,
+    count: usize,
+) -> (usize, Duration) {
+    let out = Command::new("node")
+        .current_dir(repo().join("tools/js-sdk"))
+        .args(["bench.mjs", &server.connection_string(), table, op])
+        .args([concurrency.to_string(), count.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (
+        result["ops"].as_u64().unwrap() as usize,
+        Duration::from_secs_f64(result["seconds"].as_f64().unwrap()),
+    )
+}
+
+async fn seed_scan_partition(engine: &RemoteEngine, table: &str) {
+    for chunk in 0..10 {
+        let ops: Vec<WriteOp> = (0..100)
+            .map(|i| WriteOp::Insert(row("s", chunk * 100 + i)))
+            .collect();
+        engine.submit_batch(table, &ops).await.unwrap();
+    }
+}
+
+/// Measures every configuration; `scale` multiplies the operation counts (the
+/// faster server gets more, so its CPU time spans many clock ticks).
+async fn measure(server: &Process, scale: usize, figures: &mut Vec<Figure>) {
+    let engine = Arc::new(
+        RemoteEngine::builder(&server.url)
+            .credential(Credential::SharedKey(dev_key()))
+            .build()
+            .unwrap(),
+    );
+    let ops = knob("TABLES_BENCH_OPS", 2000) * scale;
+    let scans = knob("TABLES_BENCH_SCANS", 20) * scale;
+    for client in ["rust", "js"] {
+        for concurrency in [1, 16] {
+            let table = format!("bench{client}{concurrency}");
+            engine.create_table(&table).await.unwrap();
+            seed_scan_partition(&engine, &table).await;
+            for op in ["insert", "get", "scan"] {
+                let count = if op == "scan" {
+                    scans.max(concurrency)
+                } else {
+                    ops
+                };
+                let cpu_before = server.cpu();
+                let started = Instant::now();
+                let (done, wall) = if client == "rust" {
+                    let done = rust_load(&engine, &table, op, concurrency, count).await;
+                    (done, started.elapsed())
+                } else {
+                    js_load(server, &table, op, concurrency, count)
+                };
+                let figure = Figure {
+                    server: server.name,
+                    client: if client == "rust" {
+                        "remote engine"
+                    } else {
+                        "JS SDK"
+                    },
+                    op,
+                    concurrency,
+                    ops: done,
+                    wall,
+                    cpu: server.cpu().saturating_sub(cpu_before),
+                };
+                println!(
+                    "{:<13} {:<13} {:<6} c{:<2} {:>9.0} /s  server CPU {:>8.1} µs/op  ({} in {:.2} s)",
+                    figure.server,
+                    figure.client,
+                    figure.op,
+                    figure.concurrency,
+                    figure.per_second(),
+                    figure.cpu_per_op().as_secs_f64() * 1e6,
+                    figure.ops,
+                    figure.wall.as_secs_f64()
+                );
+                figures.push(figure);
+            }
+        }
+    }
+}
+
+async fn memory_per_million(server: &Process, rows: usize) {
+    let engine = Arc::new(
+        RemoteEngine::builder(&server.url)
+            .credential(Credential::SharedKey(dev_key()))
+            .build()
+            .unwrap(),
+    );
+    engine.create_table("memory").await.unwrap();
+    let before = server.rss();
+    let started = Instant::now();
+    let batches = rows.div_ceil(100);
+    let mut tasks = Vec::new();
+    for w in 0..16 {
+        let engine = Arc::clone(&engine);
+        tasks.push(tokio::spawn(async move {
+            for b in (w..batches).step_by(16) {
+                let pk = format!("m{b:06}");
+                let ops: Vec<WriteOp> = (0..100).map(|i| WriteOp::Insert(row(&pk, i))).collect();
+                engine.submit_batch("memory", &ops).await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let grown = server.rss().saturating_sub(before);
+    println!(
+        "{:<13} memory: {} rows loaded in {:.1} s; resident set grew {:.0} MiB: {:.0} MiB per million entities ({} bytes each)",
+        server.name,
+        batches * 100,
+        started.elapsed().as_secs_f64(),
+        grown as f64 / (1024.0 * 1024.0),
+        grown as f64 / (1024.0 * 1024.0) * 1e6 / (batches * 100) as f64,
+        grown / (batches * 100) as u64
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a filter we don't take.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut figures = Vec::new();
+        let ours = start_tables_server();
+        measure(&ours, 10, &mut figures).await;
+        let azurite = start_azurite();
+        measure(&azurite, 1, &mut figures).await;
+        drop(azurite);
+        println!();
+        println!("Azurite / tables-server:");
+        for ours in figures.iter().filter(|f| f.server == "tables-server") {
+            let theirs = figures
+                .iter()
+                .find(|f| f.server == "Azurite" && f.client == ours.client && f.op == ours.op && f.concurrency == ours.concurrency)
+                .unwrap();
+            println!(
+                "  {:<13} {:<6} c{:<2} server CPU per op {:>6.1}x lower, throughput {:>6.1}x higher",
+                ours.client,
+                ours.op,
+                ours.concurrency,
+                theirs.cpu_per_op().as_secs_f64() / ours.cpu_per_op().as_secs_f64().max(1e-9),
+                ours.per_second() / theirs.per_second()
+            );
+        }
+        let rows = knob("TABLES_BENCH_MEMORY_ROWS", 1_000_000);
+        if rows > 0 {
+            memory_per_million(&ours, rows).await;
+        }
+    });
+}
