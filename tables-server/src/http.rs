@@ -223,7 +223,7 @@ fn control(state: &State, request: &Request) -> Reply {
 
 /// The request, read: the method (with `X-HTTP-Method` tunnelling), the path and
 /// query, the headers and the body.
-fn read(
+pub(crate) fn read(
     parts: hyper::http::request::Parts,
     body: Bytes,
     peer: SocketAddr,

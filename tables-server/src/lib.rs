@@ -28,6 +28,8 @@ mod batch;
 mod cors;
 mod entities;
 mod faults;
+#[cfg(test)]
+mod fuzz;
 mod handle;
 mod http;
 mod reply;
