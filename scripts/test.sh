@@ -485,7 +485,7 @@ fi
 step "install the JS SDK" install_js_sdk
 # The server's request parsers are fuzzed with a million cases here (plain `cargo
 # test` runs 20,000).
-step "cargo test (all targets)" limited "$TEST_TIMEOUT" env TABLES_FUZZ_CASES="${TABLES_FUZZ_CASES:-1000000}" \
+step "cargo test (all targets)" limited "$TEST_TIMEOUT" env TABLES_SERVER_FUZZ_CASES="${TABLES_SERVER_FUZZ_CASES:-1000000}" \
     cargo test --workspace --all-targets
 step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --doc
 

@@ -4,14 +4,14 @@
 //! runs (`http::read`, `handle`, the error answer and the CORS headers), and no case
 //! may panic or be answered with a 5xx: every client mistake is a 4xx.
 //!
-//! `TABLES_FUZZ_CASES` sets the number of cases (default 20,000) and
+//! `TABLES_SERVER_FUZZ_CASES` sets the number of cases (default 20,000) and
 //! `TABLES_FUZZ_FIRST` the first seed (default 0); `TABLES_FUZZ_SEED=<n>` replays one
 //! case, printing it and its answer; `TABLES_FUZZ_SHOW=<code>` prints the cases
 //! refused with that error code (to see what the generator reaches). Each case
 //! starts from the same state, so a seed replays alone:
 //!
 //! ```text
-//! TABLES_FUZZ_CASES=1000000 cargo test -p tables-server --lib fuzz -- --nocapture
+//! TABLES_SERVER_FUZZ_CASES=1000000 cargo test -p tables-server --lib fuzz -- --nocapture
 //! ```
 
 mod body;
@@ -316,7 +316,7 @@ fn request_parsers_neither_panic_nor_answer_5xx() {
         Some(seed) => (seed, 1),
         None => (
             env_number("TABLES_FUZZ_FIRST").unwrap_or(0),
-            env_number("TABLES_FUZZ_CASES").unwrap_or(20_000),
+            env_number("TABLES_SERVER_FUZZ_CASES").unwrap_or(20_000),
         ),
     };
     let show = std::env::var("TABLES_FUZZ_SHOW").ok();
