@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use tables_core::auth::{
     canonical_resource, parse_sas_time, AccountSasFields, Authorization, SasKeyRange, SasToken,
-    TableSasFields,
+    TableSasFields, SAS_PARAMETERS,
 };
 use tables_core::service::acl::SignedIdentifier;
 use tables_core::{DateTime, EntityKey};
@@ -19,12 +19,6 @@ use crate::request::Request;
 
 /// How far a request's date may be from the server's clock, as Azure allows.
 const MAX_CLOCK_SKEW: Duration = Duration::from_secs(15 * 60);
-
-/// The query parameters a shared access signature is made of.
-const SAS_PARAMS: [&str; 16] = [
-    "sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "ses", "tn", "si", "spk", "srk", "epk",
-    "erk", "sig",
-];
 
 /// What a request proved it may do.
 #[derive(Debug, Clone)]
@@ -314,7 +308,7 @@ fn authenticate_sas(
 ) -> Result<Access, Failure> {
     let mut params = Vec::new();
     for (name, value) in &request.query {
-        if SAS_PARAMS.contains(&name.as_str()) {
+        if SAS_PARAMETERS.contains(&name.as_str()) {
             if params.iter().any(|(n, _): &(String, String)| n == name) {
                 return Err(failed(format!(
                     "the SAS parameter {name} appears more than once"
@@ -423,10 +417,7 @@ fn signature_mismatch(version: &str) -> Failure {
 
 /// The stored access policy `id` of `table`.
 fn stored_policy(state: &AccountState, table: &str, id: &str) -> Result<SignedIdentifier, Failure> {
-    let acls = state
-        .acls
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let acls = state.acls();
     acls.get(&table.to_ascii_lowercase())
         .and_then(|policies| policies.iter().find(|p| p.id == id))
         .cloned()

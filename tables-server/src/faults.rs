@@ -39,6 +39,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -294,6 +295,8 @@ struct Armed {
 /// handle [`RunningServer::faults`](crate::RunningServer::faults) returns is this.
 #[derive(Debug, Default)]
 pub struct Faults {
+    /// Whether any rule is set: read on every request without taking the lock.
+    armed: AtomicBool,
     rules: Mutex<Vec<Armed>>,
     log: Mutex<VecDeque<String>>,
 }
@@ -310,16 +313,20 @@ impl Faults {
     /// Adds a rule (after those already there: the first rule that fires wins).
     pub fn add(&self, rule: FaultRule) {
         tracing::info!("fault rule added: {rule}");
-        self.rules().push(Armed {
+        let mut rules = self.rules();
+        rules.push(Armed {
             rule,
             matched: 0,
             fired: 0,
         });
+        self.armed.store(true, Ordering::Release);
     }
 
     /// Removes every rule (the log stays).
     pub fn clear(&self) {
-        self.rules().clear();
+        let mut rules = self.rules();
+        rules.clear();
+        self.armed.store(false, Ordering::Release);
     }
 
     /// The rules, each with how many requests it matched and how often it fired.
@@ -335,13 +342,19 @@ impl Faults {
         self.log_lines().iter().cloned().collect()
     }
 
-    /// The effect to inject into this request, if a rule fires; logs it.
-    pub(crate) fn fire(&self, request: &Request, resource: &str) -> Option<FaultEffect> {
-        let mut rules = self.rules();
-        if rules.is_empty() {
+    /// The effect to inject into this request, if a rule fires; logs it. The
+    /// request's resource path (relative to its account) is only worked out when
+    /// rules are set.
+    pub(crate) fn fire(
+        &self,
+        request: &Request,
+        resource: impl FnOnce() -> Option<String>,
+    ) -> Option<FaultEffect> {
+        if !self.armed.load(Ordering::Acquire) {
             return None;
         }
-        let table = match ResourcePath::parse(resource) {
+        let mut rules = self.rules();
+        let table = match resource().as_deref().and_then(ResourcePath::parse) {
             Some(ResourcePath::Entities(table) | ResourcePath::Entity(table, _)) => Some(table),
             Some(ResourcePath::Table(table)) => Some(table),
             _ => None,

@@ -122,11 +122,12 @@ async fn serve_request(
     if state.fault_control && request.raw_path.trim_end_matches('/') == "/_faults" {
         return Ok(control(state, request));
     }
-    let resource = request
-        .target(|name| state.accounts.contains_key(name))
-        .map(|target| target.resource)
-        .unwrap_or_default();
-    match state.faults.fire(request, &resource) {
+    let resource = || {
+        request
+            .target(|name| state.accounts.contains_key(name))
+            .map(|target| target.resource)
+    };
+    match state.faults.fire(request, resource) {
         None => {}
         Some(FaultEffect::Latency(wait)) => tokio::time::sleep(wait).await,
         Some(FaultEffect::DropBefore) => return Err(Dropped),

@@ -34,6 +34,13 @@ impl Reply {
         }
     }
 
+    /// An XML answer (the table ACL and service APIs).
+    pub(crate) fn xml(status: u16, body: Vec<u8>) -> Reply {
+        Reply::empty(status)
+            .with_header("content-type", "application/xml")
+            .with_body(body)
+    }
+
     pub(crate) fn with_body(mut self, body: Vec<u8>) -> Reply {
         self.body = Bytes::from(body);
         self
@@ -109,9 +116,7 @@ impl Failure {
         let mut body = Vec::with_capacity(message.len() + 96);
         let reply = if xml {
             encode_error_xml(&self.code, &message, &mut body);
-            Reply::empty(self.status)
-                .with_header("content-type", "application/xml")
-                .with_body(body)
+            Reply::xml(self.status, body)
         } else {
             encode_error(&self.code, &message, &mut body);
             Reply::json(self.status, Metadata::Minimal, body)

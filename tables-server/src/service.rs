@@ -13,12 +13,6 @@ use crate::auth::Scope;
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
 
-fn xml(status: u16, body: Vec<u8>) -> Reply {
-    Reply::empty(status)
-        .with_header("content-type", "application/xml")
-        .with_body(body)
-}
-
 /// Answers `404 TableNotFound` unless the table exists.
 async fn existing(call: &Call<'_>, table: &str) -> Result<(), Failure> {
     let probe = QuerySpec {
@@ -41,7 +35,7 @@ pub(crate) async fn get_acl(call: &Call<'_>, table: &str) -> Result<Reply, Failu
         .unwrap_or_default();
     let mut body = Vec::with_capacity(64 + policies.len() * 200);
     encode_table_acl(&policies, &mut body);
-    Ok(xml(200, body))
+    Ok(Reply::xml(200, body))
 }
 
 /// `PUT /<table>?comp=acl`: replaces the table's stored access policies (an
@@ -65,7 +59,7 @@ pub(crate) fn get_properties(call: &Call<'_>) -> Result<Reply, Failure> {
         .allow(Scope::Service, "r", "reading the service properties")?;
     let mut body = Vec::with_capacity(1024);
     encode_service_properties(&call.account.properties(), &mut body);
-    Ok(xml(200, body))
+    Ok(Reply::xml(200, body))
 }
 
 /// `PUT /?restype=service&comp=properties`: replaces the parts the body holds.
@@ -83,5 +77,5 @@ pub(crate) fn stats(call: &Call<'_>) -> Result<Reply, Failure> {
         .allow(Scope::Service, "r", "reading the service stats")?;
     let mut body = Vec::with_capacity(256);
     encode_service_stats(SystemTime::now(), &mut body);
-    Ok(xml(200, body))
+    Ok(Reply::xml(200, body))
 }

@@ -78,7 +78,13 @@ impl Process {
     }
 }
 
+/// The kernel's clock ticks per second (read once).
 fn clock_ticks() -> u64 {
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(read_clock_ticks)
+}
+
+fn read_clock_ticks() -> u64 {
     let out = Command::new("getconf").arg("CLK_TCK").output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .trim()

@@ -17,7 +17,7 @@ mod shared_key;
 
 pub use key::AccountKey;
 pub use key_range::SasKeyRange;
-pub use sas::{AccountSasFields, SasToken, TableSasFields, QUERY_VALUE};
+pub use sas::{AccountSasFields, SasToken, TableSasFields, QUERY_VALUE, SAS_PARAMETERS};
 pub use sas_time::{format_sas_time, parse_sas_time};
 pub use shared_key::{canonical_resource, shared_key_authorization};
 

@@ -13,6 +13,13 @@ use crate::{DateTime, Error, ErrorKind, Result};
 
 const REDACTED: &str = "<redacted>";
 
+/// The query parameters a table or account SAS is made of: what a server takes out
+/// of a request's query to read its token.
+pub const SAS_PARAMETERS: [&str; 16] = [
+    "sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "ses", "tn", "si", "spk", "srk", "epk",
+    "erk", "sig",
+];
+
 /// What a SAS query value may leave unencoded: ALPHA / DIGIT / `-._~`.
 pub const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
