@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::datetime::DateTime;
 pub use crate::entity_key::EntityKey;
+use crate::properties::{Properties, Property, TakenProperties};
 use crate::value::Value;
 
 /// An entity's version tag, as the service returns it (e.g.
@@ -109,6 +110,11 @@ impl fmt::Display for ETag {
 /// same name in place. The system properties (`PartitionKey`, `RowKey`, `Timestamp`)
 /// are fields, never entries of the bag.
 ///
+/// Cloning is cheap: a clone shares the property list with the original (behind
+/// an [`Arc`]) and copies only the two keys; the first change to either side's
+/// properties copies the list for that side (copy-on-write). Engines hand out
+/// stored entities this way, so a read copies no property name or value.
+///
 /// Equality ignores property order: two entities are equal when their keys,
 /// timestamps and ETags are equal and they hold the same set of `(name, value)`
 /// pairs. The service does not keep the order in which properties were written, so
@@ -134,9 +140,10 @@ pub struct DynamicEntity {
     pub timestamp: Option<DateTime>,
     /// The server's version tag; `None` before the entity was stored.
     pub etag: Option<ETag>,
-    // Names are shared (`Arc<str>`): cloning an entity, which every read of a stored
-    // entity does, then copies no name.
-    properties: Vec<(Arc<str>, Value)>,
+    // Shared, copy-on-write (see `crate::properties`): cloning an entity, which every
+    // read of a stored entity does, copies neither names nor values. Names are
+    // `Arc<str>` so a copied list, and every row generated code builds, shares them.
+    properties: Properties,
 }
 
 impl DynamicEntity {
@@ -159,12 +166,26 @@ impl DynamicEntity {
     pub fn insert(&mut self, name: impl Into<String>, value: impl Into<Value>) -> Option<Value> {
         let name: String = name.into();
         let value = value.into();
-        match self.properties.iter_mut().find(|(n, _)| **n == *name) {
+        let properties = self.properties.make_mut();
+        match properties.iter_mut().find(|(n, _)| **n == *name) {
             Some((_, slot)) => Some(std::mem::replace(slot, value)),
             None => {
-                self.properties.push((Arc::from(name), value));
+                properties.push((Arc::from(name), value));
                 None
             }
+        }
+    }
+
+    /// A copy of this entity under `key`: its timestamp, ETag and properties (shared,
+    /// as by `clone`) with the keys copied from `key`, not from this entity. For a
+    /// reader that holds the key already, such as an engine answering a point read.
+    pub fn clone_with_key(&self, key: &EntityKey) -> DynamicEntity {
+        DynamicEntity {
+            partition_key: key.partition_key.clone(),
+            row_key: key.row_key.clone(),
+            timestamp: self.timestamp,
+            etag: self.etag.clone(),
+            properties: self.properties.clone(),
         }
     }
 
@@ -178,6 +199,7 @@ impl DynamicEntity {
     /// The value of a property.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.properties
+            .as_slice()
             .iter()
             .find(|(n, _)| &**n == name)
             .map(|(_, v)| v)
@@ -185,8 +207,12 @@ impl DynamicEntity {
 
     /// Removes a property, returning its value.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
-        let index = self.properties.iter().position(|(n, _)| &**n == name)?;
-        Some(self.properties.remove(index).1)
+        let index = self
+            .properties
+            .as_slice()
+            .iter()
+            .position(|(n, _)| &**n == name)?;
+        Some(self.properties.make_mut().remove(index).1)
     }
 
     /// Whether the entity has a property of that name.
@@ -196,43 +222,50 @@ impl DynamicEntity {
 
     /// The user properties in order.
     pub fn properties(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> + '_ {
-        self.properties.iter().map(|(n, v)| (&**n, v))
+        self.properties.as_slice().iter().map(|(n, v)| (&**n, v))
     }
 
     /// Number of user properties.
     pub fn len(&self) -> usize {
-        self.properties.len()
+        self.properties.as_slice().len()
     }
 
     /// Whether the entity has no user properties.
     pub fn is_empty(&self) -> bool {
-        self.properties.is_empty()
+        self.properties.as_slice().is_empty()
     }
 
     /// Reserves room for `additional` more properties.
     pub fn reserve(&mut self, additional: usize) {
-        self.properties.reserve(additional);
+        self.properties.make_mut().reserve(additional);
     }
 
     /// Appends a property without looking for one of the same name: the caller
     /// guarantees names are distinct (generated code).
     pub(crate) fn push_unchecked(&mut self, name: Arc<str>, value: Value) {
-        self.properties.push((name, value));
+        self.properties.make_mut().push((name, value));
     }
 
     /// The properties with their shared names.
-    pub(crate) fn named_properties(&self) -> &[(Arc<str>, Value)] {
-        &self.properties
+    pub(crate) fn named_properties(&self) -> &[Property] {
+        self.properties.as_slice()
     }
 
-    /// Moves the properties out, leaving the keys, timestamp and ETag.
-    pub(crate) fn take_properties(&mut self) -> Vec<(Arc<str>, Value)> {
-        std::mem::take(&mut self.properties)
+    /// Moves the properties out, leaving the keys, timestamp and ETag; a list
+    /// shared with another entity is copied.
+    pub(crate) fn take_properties(&mut self) -> Vec<Property> {
+        std::mem::take(&mut self.properties).into_vec()
+    }
+
+    /// Moves the properties out for decoding, leaving the keys, timestamp and ETag;
+    /// a list shared with another entity is not copied (see [`TakenProperties`]).
+    pub(crate) fn take_properties_lazily(&mut self) -> TakenProperties {
+        self.properties.take()
     }
 
     /// Keeps only the properties for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&str, &Value) -> bool) {
-        self.properties.retain(|(n, v)| keep(n, v));
+        self.properties.make_mut().retain(|(n, v)| keep(n, v));
     }
 }
 
@@ -242,13 +275,13 @@ impl PartialEq for DynamicEntity {
             && self.row_key == other.row_key
             && self.timestamp == other.timestamp
             && self.etag == other.etag
-            && self.properties.len() == other.properties.len()
+            && self.len() == other.len()
             // Names are unique on both sides and the counts match, so "every property
             // of `self` is in `other` with an equal value" is set equality.
-            && self.properties.iter().enumerate().all(|(i, (name, value))| {
+            && self.named_properties().iter().enumerate().all(|(i, (name, value))| {
                 // Same position first: the common case of identical order is linear.
                 let same_slot = other
-                    .properties
+                    .named_properties()
                     .get(i)
                     .filter(|(n, _)| n == name)
                     .map(|(_, v)| v);

@@ -19,6 +19,7 @@ pub mod filter;
 pub mod key;
 pub mod model;
 pub mod odata;
+mod properties;
 mod query;
 pub mod sealed;
 pub mod service;

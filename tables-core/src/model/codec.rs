@@ -9,6 +9,7 @@ use crate::model::property::Property;
 use crate::model::{
     role_of, row_role, EntitySchema, RowRole, Tag, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY,
 };
+pub use crate::properties::{TakenProperties, TakenProperty};
 use crate::size::MAX_PROPERTY_VALUE_BYTES;
 use crate::value::Value;
 
@@ -195,9 +196,11 @@ pub fn push_other_properties<T: OtherProperties>(
     Ok(())
 }
 
-/// Moves the properties out of `entity`, leaving its keys.
-pub fn take_properties(entity: &mut DynamicEntity) -> Vec<(Arc<str>, Value)> {
-    entity.take_properties()
+/// Moves the properties out of `entity`, leaving its keys. A value is then moved
+/// out, or cloned if `entity` shares its properties (with an engine's store), only
+/// when a field takes it.
+pub fn take_properties(entity: &mut DynamicEntity) -> TakenProperties {
+    entity.take_properties_lazily()
 }
 
 fn field_context(error: Error, field: &str, property: &str, action: &str) -> Error {

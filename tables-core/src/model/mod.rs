@@ -60,7 +60,7 @@ pub mod __private {
         hold_spill_encoded, kinds_distinct, mark_wide, missing_is_default, new_entity,
         push_other_properties, push_property, seal_encoded, series_array, series_point, str_eq,
         take_properties, unhold_slot, unknown_kind, unknown_variant, unknown_version, unseal_slot,
-        FieldCodec, PropertyNames,
+        FieldCodec, PropertyNames, TakenProperties, TakenProperty,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};

@@ -389,8 +389,8 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
             let slot = local("slot", field);
             let points = points_static(field);
             quote! {
-                if let ::core::option::Option::Some(__i) = #p::series_point(&__name, &#points) {
-                    #slot[__i] = ::core::option::Option::Some(__value);
+                if let ::core::option::Option::Some(__i) = #p::series_point(__property.name(), &#points) {
+                    #slot[__i] = ::core::option::Option::Some(__property.take());
                     continue;
                 }
             }
@@ -401,12 +401,13 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
         return quote! {
             #(#slots)*
             let mut __others = ::std::vec::Vec::new();
-            for (__name, __value) in #p::take_properties(&mut entity) {
+            let mut __taken = #p::take_properties(&mut entity);
+            for __property in __taken.iter_mut() {
                 #(#by_number)*
-                match &*__name {
-                    #(#names => #targets = ::core::option::Option::Some(__value),)*
+                match __property.name() {
+                    #(#names => #targets = ::core::option::Option::Some(__property.take()),)*
                     __other if #tag.properties().contains(&__other) => {}
-                    _ => __others.push((__name, __value)),
+                    _ => __others.push(__property.take_named()),
                 }
             }
         };
@@ -414,23 +415,26 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
     if stored.is_empty() {
         return TokenStream::new();
     }
+    // A value no field takes (the tag's, a column the type doesn't know) is left
+    // alone: never copied out of a row the engine shares.
     let sort = if let ([target], [name]) = (targets.as_slice(), names.as_slice()) {
         quote! {
-            if &*__name == #name {
-                #target = ::core::option::Option::Some(__value);
+            if __property.name() == #name {
+                #target = ::core::option::Option::Some(__property.take());
             }
         }
     } else {
         quote! {
-            match &*__name {
-                #(#names => #targets = ::core::option::Option::Some(__value),)*
+            match __property.name() {
+                #(#names => #targets = ::core::option::Option::Some(__property.take()),)*
                 _ => {}
             }
         }
     };
     quote! {
         #(#slots)*
-        for (__name, __value) in #p::take_properties(&mut entity) {
+        let mut __taken = #p::take_properties(&mut entity);
+        for __property in __taken.iter_mut() {
             #(#by_number)*
             #sort
         }

@@ -380,7 +380,11 @@ fn entity_expansion_uses_only_absolute_runtime_paths() {
     assert!(text.contains("with_capacity (12)"), "empid_ + 6 digits");
     assert!(text.contains("with_capacity (0 + department . len ())"));
     // The properties are sorted into slots in one `match`, skip decodes as Default.
-    assert_eq!(text.matches(" for (__name , __value)").count(), 1);
+    assert_eq!(
+        text.matches(" for __property in __taken . iter_mut ()")
+            .count(),
+        1
+    );
     assert!(text.contains("\"Age\" => __slot_age ="));
     assert!(!text.contains("__slot_scratch"));
     // The sparse index writes no entry for a `None` nickname.

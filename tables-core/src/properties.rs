@@ -1,0 +1,180 @@
+//! The property list of a [`DynamicEntity`](crate::DynamicEntity): shared between
+//! clones, copied on the first change while shared (copy-on-write), and
+//! [`TakenProperties`], which moves values out of a decoded row or clones them
+//! when the row shares its list.
+//!
+//! An engine that stores entities (the in-memory one) hands a reader a clone of
+//! the stored entity: the reader's copy shares the list, so a read copies no name
+//! or value. A reader that changes its copy gets a list of its own.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::value::Value;
+
+/// One property: its shared name and its value.
+pub(crate) type Property = (Arc<str>, Value);
+
+/// The list: `None` while empty (a new entity allocates nothing for it).
+#[derive(Clone, Default)]
+pub(crate) struct Properties(Option<Arc<Vec<Property>>>);
+
+impl Properties {
+    pub(crate) fn as_slice(&self) -> &[Property] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The list to change: copied first if another entity shares it.
+    pub(crate) fn make_mut(&mut self) -> &mut Vec<Property> {
+        Arc::make_mut(self.0.get_or_insert_with(Arc::default))
+    }
+
+    /// The list moved out (empty left behind), to take values from.
+    pub(crate) fn take(&mut self) -> TakenProperties {
+        TakenProperties(match self.0.take().map(Arc::try_unwrap) {
+            None => Taken::Owned(Vec::new()),
+            Some(Ok(owned)) => Taken::Owned(owned),
+            Some(Err(shared)) => Taken::Shared(shared),
+        })
+    }
+
+    /// The list moved out as a vector, copied if shared.
+    pub(crate) fn into_vec(mut self) -> Vec<Property> {
+        match self.take().0 {
+            Taken::Owned(owned) => owned,
+            Taken::Shared(shared) => shared.to_vec(),
+        }
+    }
+}
+
+impl fmt::Debug for Properties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// The properties of a row, moved out of it for decoding (generated code). A value
+/// is taken only when asked for: moved out when the row owned its list, cloned when
+/// the list is shared (with an engine's store), so a value no field reads is never
+/// copied.
+#[derive(Debug)]
+pub struct TakenProperties(Taken);
+
+#[derive(Debug)]
+enum Taken {
+    Owned(Vec<Property>),
+    Shared(Arc<Vec<Property>>),
+}
+
+impl TakenProperties {
+    /// Each property, once.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = TakenProperty<'_>> {
+        let (owned, shared) = match &mut self.0 {
+            Taken::Owned(list) => (Some(list.iter_mut().map(TakenProperty::Owned)), None),
+            Taken::Shared(list) => (None, Some(list.iter().map(TakenProperty::Shared))),
+        };
+        owned
+            .into_iter()
+            .flatten()
+            .chain(shared.into_iter().flatten())
+    }
+}
+
+/// One property of [`TakenProperties`].
+#[derive(Debug)]
+pub enum TakenProperty<'a> {
+    #[doc(hidden)]
+    Owned(&'a mut Property),
+    #[doc(hidden)]
+    Shared(&'a Property),
+}
+
+impl TakenProperty<'_> {
+    /// The property's name.
+    pub fn name(&self) -> &str {
+        match self {
+            TakenProperty::Owned((name, _)) => name,
+            TakenProperty::Shared((name, _)) => name,
+        }
+    }
+
+    /// The value: moved out of an owned list, cloned from a shared one.
+    pub fn take(self) -> Value {
+        match self {
+            TakenProperty::Owned((_, value)) => std::mem::replace(value, Value::Boolean(false)),
+            TakenProperty::Shared((_, value)) => value.clone(),
+        }
+    }
+
+    /// The name (shared) and the value, as [`TakenProperty::take`] gives it.
+    pub fn take_named(self) -> (Arc<str>, Value) {
+        match self {
+            TakenProperty::Owned((name, value)) => (
+                Arc::clone(name),
+                std::mem::replace(value, Value::Boolean(false)),
+            ),
+            TakenProperty::Shared((name, value)) => (Arc::clone(name), value.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list() -> Properties {
+        let mut properties = Properties::default();
+        properties
+            .make_mut()
+            .push((Arc::from("a"), Value::String("x".to_owned())));
+        properties
+            .make_mut()
+            .push((Arc::from("b"), Value::Int32(2)));
+        properties
+    }
+
+    #[test]
+    fn clones_share_until_one_changes() {
+        let original = list();
+        let mut copy = original.clone();
+        assert!(std::ptr::eq(original.as_slice(), copy.as_slice()));
+        copy.make_mut()[1].1 = Value::Int32(3);
+        assert!(!std::ptr::eq(original.as_slice(), copy.as_slice()));
+        assert_eq!(original.as_slice()[1].1, Value::Int32(2));
+        assert_eq!(copy.as_slice()[1].1, Value::Int32(3));
+    }
+
+    #[test]
+    fn an_empty_list_allocates_nothing() {
+        let empty = Properties::default();
+        assert!(empty.0.is_none());
+        assert!(empty.as_slice().is_empty());
+        assert!(empty.into_vec().is_empty());
+    }
+
+    #[test]
+    fn taking_moves_owned_values_and_clones_shared_ones() {
+        for shared in [false, true] {
+            let mut properties = list();
+            let other = shared.then(|| properties.clone());
+            let mut taken = properties.take();
+            assert!(properties.as_slice().is_empty());
+            assert_eq!(matches!(taken.0, Taken::Shared(_)), shared);
+            let values: Vec<(String, Value)> = taken
+                .iter_mut()
+                .map(|p| (p.name().to_owned(), p.take()))
+                .collect();
+            assert_eq!(
+                values,
+                [
+                    ("a".to_owned(), Value::String("x".to_owned())),
+                    ("b".to_owned(), Value::Int32(2))
+                ]
+            );
+            // The entity that shared the list keeps its values.
+            if let Some(other) = other {
+                assert_eq!(other.as_slice()[0].1, Value::String("x".to_owned()));
+            }
+        }
+    }
+}
