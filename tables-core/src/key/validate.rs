@@ -122,7 +122,19 @@ pub(crate) fn first_forbidden_char(text: &str) -> Option<(usize, char)> {
         .find(|(_, c)| is_forbidden_key_char(*c))
 }
 
+/// The ASCII characters keys can't hold, as bits of a mask: `/ \ # ?`, U+0000–U+001F
+/// and U+007F ([`is_forbidden_key_char`] in one shift for an ASCII byte).
+const FORBIDDEN_ASCII: u128 =
+    0xFFFF_FFFF | 1 << b'/' | 1 << b'\\' | 1 << b'#' | 1 << b'?' | 1 << 0x7F;
+
 fn check_key(which: &str, key: &str) -> Result<()> {
+    // The common case first, in one pass over the bytes: a short ASCII key (one
+    // UTF-16 unit per byte) without a forbidden character. Anything else takes the
+    // checks below, which also say what is wrong.
+    let allowed_ascii = |b: u8| b < 0x80 && (FORBIDDEN_ASCII >> b) & 1 == 0;
+    if key.len() <= MAX_KEY_UTF16_UNITS && key.bytes().all(allowed_ascii) {
+        return Ok(());
+    }
     if let Some((position, c)) = first_forbidden_char(key) {
         return Err(Error::new(
             ErrorKind::InvalidKey,
@@ -187,6 +199,17 @@ mod tests {
                 Some("InvalidResourceName"),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn the_ascii_mask_is_the_key_character_rule() {
+        for byte in 0..0x80u8 {
+            let c = char::from(byte);
+            let in_mask = (FORBIDDEN_ASCII >> byte) & 1 == 1;
+            assert_eq!(in_mask, is_forbidden_key_char(c), "{c:?}");
+            let key = format!("a{c}b");
+            assert_eq!(validate_row_key(&key).is_err(), in_mask, "{key:?}");
         }
     }
 
