@@ -16,7 +16,9 @@ use std::ops::Bound;
 
 use tables_core::{ContinuationToken, DynamicEntity, Page, QueryPlan, QuerySpec};
 
-use crate::key::{cmp_keys, KeyRef};
+use tables_core::key::cmp_ordinal;
+
+use crate::key::RowId;
 use crate::table::{project, Rows};
 
 /// Where a scan starts.
@@ -62,9 +64,14 @@ fn resume_at<'a>(start: Option<Start<'a>>, token: (&'a str, &'a str)) -> Start<'
         inclusive: true,
     };
     match start {
-        Some(start) if cmp_keys(&token.key, &start.key) != Ordering::Greater => start,
+        Some(start) if cmp_key(token.key, start.key) != Ordering::Greater => start,
         _ => token,
     }
+}
+
+/// The service's order of two keys.
+fn cmp_key(a: (&str, &str), b: (&str, &str)) -> Ordering {
+    cmp_ordinal(a.0, b.0).then_with(|| cmp_ordinal(a.1, b.1))
 }
 
 /// How a page is cut.
@@ -88,39 +95,51 @@ pub(crate) fn query_page(
     if let Some(token) = resume {
         start = Some(resume_at(start, token));
     }
-    let start_key;
-    let lower: Bound<&dyn KeyRef> = match &start {
+    // A range start comes from a filter or a token: once per page, so it is built
+    // on the heap, whatever its length.
+    let lower = match start {
         Some(start) => {
-            start_key = start.key;
+            let key = RowId::new(start.key.0, start.key.1);
             if start.inclusive {
-                Bound::Included(&start_key)
+                Bound::Included(key)
             } else {
-                Bound::Excluded(&start_key)
+                Bound::Excluded(key)
             }
         }
         None => Bound::Unbounded,
     };
     let select = spec.select.as_deref();
-    let mut items = Vec::new();
+    // Room for a whole page up front: growing a page of entities copies it over and
+    // over, and the allocator's large requests on the way sweep its small free
+    // lists (the entities' keys) each time.
+    let mut items = Vec::with_capacity(match plan {
+        QueryPlan::Point { .. } => 1,
+        _ => rules.limit,
+    });
     let mut last_partition: Option<&str> = None;
-    for (id, entity) in rows.range::<dyn KeyRef, _>((lower, Bound::Unbounded)) {
-        if !plan.contains(&id.partition_key, &id.row_key) {
+    // Every stored entity carries its own keys: the scan reads them there.
+    for entity in rows
+        .range((lower, Bound::Unbounded))
+        .map(|(_, entity)| entity)
+    {
+        let (partition_key, row_key) = (&entity.partition_key, &entity.row_key);
+        if !plan.contains(partition_key, row_key) {
             break;
         }
         let next = || {
             Some(ContinuationToken::new(
-                &*id.partition_key,
-                Some(id.row_key.clone()),
+                partition_key.as_str(),
+                Some(row_key.clone()),
             ))
         };
         if rules.break_at_partitions {
-            if last_partition.is_some_and(|p| p != id.partition_key) {
+            if last_partition.is_some_and(|p| p != partition_key) {
                 return Page {
                     items,
                     continuation: next(),
                 };
             }
-            last_partition = Some(&id.partition_key);
+            last_partition = Some(partition_key);
         }
         if spec.filter.as_ref().map_or(true, |f| f.matches(entity)) {
             if items.len() >= rules.limit {

@@ -6,7 +6,7 @@
 //! work and releases both before returning; nothing is held across an `.await`.
 //! Readers of a table run in parallel; writers of different tables too.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{PoisonError, RwLock};
 
 use tables_core::filter::UncheckedFilter;
@@ -21,9 +21,8 @@ use tables_core::{
 
 use crate::clock::Clock;
 use crate::faults::Faults;
-use crate::key::KeyRef;
 use crate::page::{query_page, PageRules};
-use crate::table::{self, project, Table};
+use crate::table::{self, lookup, project, Table};
 use crate::MemOptions;
 
 /// Longest name a table can have (the service allows 63 characters).
@@ -31,8 +30,10 @@ const MAX_TABLE_NAME: usize = 63;
 
 #[derive(Debug, Default)]
 pub(crate) struct Store {
-    /// Tables by lower-cased name (names compare case-insensitively).
-    tables: RwLock<HashMap<String, Table>>,
+    /// Tables by lower-cased name (names compare case-insensitively). Ordered, not
+    /// hashed: finding a name among a table catalog compares a few short names,
+    /// which costs less than hashing it.
+    tables: RwLock<BTreeMap<String, Table>>,
     clock: Clock,
     pub(crate) faults: Faults,
     pub(crate) options: MemOptions,
@@ -152,8 +153,11 @@ impl Store {
         }
         self.with_table(table, |table| {
             let rows = table.read();
-            let probe: &dyn KeyRef = &(key.partition_key.as_str(), key.row_key.as_str());
-            Ok(rows.get(probe).map(|entity| project(entity, select)))
+            let found = lookup(&rows, (&key.partition_key, &key.row_key));
+            Ok(found.map(|entity| match select {
+                None => entity.clone_with_key(key),
+                Some(_) => project(entity, select),
+            }))
         })
     }
 

@@ -13,10 +13,17 @@ use tables_core::{
     WriteOutcome,
 };
 
-use crate::key::{KeyRef, RowId};
+use crate::key::{RowId, RowMap};
 
-/// The rows of a table, in the service's key order.
+/// The rows of a table, in the service's key order. A stored entity shares its
+/// properties with every copy a reader gets ([`DynamicEntity`] clones are
+/// copy-on-write), so a read copies only its keys.
 pub(crate) type Rows = BTreeMap<RowId, DynamicEntity>;
+
+/// The stored entity under `key`.
+pub(crate) fn lookup<'r>(rows: &'r Rows, key: (&str, &str)) -> Option<&'r DynamicEntity> {
+    rows.find(key.0, key.1)
+}
 
 /// A table: its name as created and its rows.
 #[derive(Debug)]
@@ -156,17 +163,16 @@ fn probe(op: &WriteOp) -> (&str, &str) {
 }
 
 fn apply(rows: &mut Rows, op: &WriteOp, change: Change) {
-    let probe = probe(op);
-    let key: &dyn KeyRef = &probe;
+    let (partition_key, row_key) = probe(op);
     match change {
-        Change::Put(entity) => match rows.get_mut(key) {
+        Change::Put(entity) => match rows.find_mut(partition_key, row_key) {
             Some(slot) => *slot = entity,
             None => {
-                rows.insert(RowId::new(probe.0, probe.1), entity);
+                rows.insert(RowId::new(partition_key, row_key), entity);
             }
         },
         Change::Remove => {
-            rows.remove(key);
+            rows.take(partition_key, row_key);
         }
     }
 }
@@ -185,8 +191,7 @@ pub(crate) fn write(
     op: &WriteOp,
     stamp: impl FnOnce() -> DateTime,
 ) -> Result<WriteOutcome> {
-    let probe = probe(op);
-    let current = rows.get(&probe as &dyn KeyRef);
+    let current = lookup(rows, probe(op));
     check(op, current)?;
     let timestamp = stamp();
     let etag = ETag::from_timestamp(timestamp);
@@ -207,7 +212,7 @@ pub(crate) fn batch(
     // `validate_batch` guarantees each key at most once, so every operation sees the
     // state before the batch: checking each against the current rows is exact.
     for (index, op) in ops.iter().enumerate() {
-        check(op, rows.get(&probe(op) as &dyn KeyRef)).map_err(|e| e.with_batch_index(index))?;
+        check(op, lookup(rows, probe(op))).map_err(|e| e.with_batch_index(index))?;
     }
     // Each row gets its own timestamp, so its own ETag: the service doesn't promise
     // one Timestamp per transaction (docs/service-behaviour.md, "Timestamps in an entity
@@ -217,7 +222,7 @@ pub(crate) fn batch(
     for (index, op) in ops.iter().enumerate() {
         let timestamp = stamp();
         let etag = ETag::from_timestamp(timestamp);
-        let current = rows.get(&probe(op) as &dyn KeyRef);
+        let current = lookup(rows, probe(op));
         let change = build(op, current, timestamp, &etag)
             .map_err(|e| e.with_batch_index(index).with_entity_key(op.key()))?;
         changes.push(change);
