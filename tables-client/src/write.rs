@@ -5,6 +5,8 @@
 //! transaction as the primary; those elsewhere follow through an intent, applied
 //! right after the commit (and by [`Table::reconcile`] after a crash).
 
+use std::borrow::Cow;
+
 use futures::future::BoxFuture;
 use tables_core::{
     DynamicEntity, EntityKey, Error, ErrorKind, IfMatch, KeyOf, Result, Row, WriteOutcome,
@@ -174,12 +176,16 @@ impl<T: Row> Table<T> {
     ///
     /// [`ErrorKind::Decode`] if the row is not a `T` (another kind, an index row);
     /// the engine's errors.
-    pub fn get(&self, key: impl KeyOf<T>) -> BoxFuture<'_, Result<Option<Versioned<T>>>> {
-        // Boxed so the key's type isn't part of the future's (see `delete`).
-        Box::pin(self.get_entity_key(key.into_entity_key()))
+    pub fn get<'a>(
+        &'a self,
+        key: impl KeyOf<T> + 'a,
+    ) -> BoxFuture<'a, Result<Option<Versioned<T>>>> {
+        // Boxed so the key's type isn't part of the future's (see `delete`). A
+        // borrowed key is read in place, not copied.
+        Box::pin(self.get_entity_key(key.into_key_cow()))
     }
 
-    async fn get_entity_key(&self, key: EntityKey) -> Result<Option<Versioned<T>>> {
+    async fn get_entity_key(&self, key: Cow<'_, EntityKey>) -> Result<Option<Versioned<T>>> {
         self.engine()
             .get_entity(self.name(), &key, None)
             .await?

@@ -623,7 +623,12 @@ pub fn entity_type(entity: &DynamicEntity) -> Result<&str> {
 /// As [`entity_type`]; [`ErrorKind::Decode`] for another kind, or a missing or
 /// mistyped `EntityVersion`.
 pub fn check_kind(entity: &DynamicEntity, kind: &'static str) -> Result<u32> {
-    let found = entity_type(entity)?;
+    // The common case without parsing the tag: a kind holds no mark (the derive
+    // checks), so an `EntityType` equal to it names a primary row of it.
+    let found = match entity.get(ENTITY_TYPE_PROPERTY) {
+        Some(Value::String(text)) if text == kind => kind,
+        _ => entity_type(entity)?,
+    };
     if found != kind {
         return Err(decode_error(
             entity,

@@ -5,6 +5,7 @@
 //! The derive's builders return them (`Employee::key(..)`, `Employee::email_key(..)`);
 //! dynamic code turns either into an [`EntityKey`] with `From`/`into_entity_key`.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -146,6 +147,15 @@ impl<T: Entity + Row> Contains<T> for T {}
 pub trait KeyOf<T> {
     /// The untyped key.
     fn into_entity_key(self) -> EntityKey;
+
+    /// The untyped key, borrowed when `self` is a reference (a read needs no copy
+    /// of the key it was lent).
+    fn into_key_cow<'k>(self) -> Cow<'k, EntityKey>
+    where
+        Self: Sized + 'k,
+    {
+        Cow::Owned(self.into_entity_key())
+    }
 }
 
 impl<T: Contains<E>, E> KeyOf<T> for Key<E> {
@@ -157,6 +167,13 @@ impl<T: Contains<E>, E> KeyOf<T> for Key<E> {
 impl<T: Contains<E>, E> KeyOf<T> for &Key<E> {
     fn into_entity_key(self) -> EntityKey {
         self.key.clone()
+    }
+
+    fn into_key_cow<'k>(self) -> Cow<'k, EntityKey>
+    where
+        Self: 'k,
+    {
+        Cow::Borrowed(&self.key)
     }
 }
 
