@@ -32,6 +32,13 @@ impl Clock {
     }
 }
 
+impl Clock {
+    /// Makes every later timestamp come after `timestamp` (a restored row's).
+    pub(crate) fn advance_past(&self, timestamp: DateTime) {
+        self.last.fetch_max(timestamp.ticks(), Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

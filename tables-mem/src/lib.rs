@@ -39,6 +39,10 @@
 //! - **Fault injection** ([`MemEngine::faults`]) fails or delays chosen calls, for
 //!   reliability tests of the layers above; [`FaultInjector`] gives any other engine
 //!   (the remote one on an emulator, say) the same controls.
+//! - **Durability** is a journal's job: [`MemEngine::record_changes`] reports every
+//!   change in order, [`MemEngine::restore`] replays them, [`MemEngine::export`]
+//!   describes the engine as changes for a snapshot (`tables-server --data-dir`
+//!   keeps its accounts this way).
 //! - **Blobs.** [`MemBlobStore`] is the blob service beside the engine
 //!   ([`tables_core::BlobStore`]: containers, blobs with ETags and conditions,
 //!   ranged reads, listings by prefix), with the same fault injection.
@@ -75,6 +79,7 @@
 //! ```
 
 mod blob;
+mod changes;
 mod clock;
 mod faults;
 mod inject;
@@ -92,6 +97,7 @@ use tables_core::{
 };
 
 pub use blob::MemBlobStore;
+pub use changes::{Change, ChangeSink, RowChange};
 pub use faults::{CallKind, Fault, Faults};
 pub use inject::FaultInjector;
 
@@ -177,6 +183,102 @@ impl MemEngine {
     /// clones). See [`Faults`].
     pub fn faults(&self) -> &Faults {
         &self.store.faults
+    }
+
+    /// Reports every change this engine (and its clones) makes from now on to
+    /// `sink`, in the order they are made: the hook of a journal. See [`Change`] and
+    /// [`ChangeSink`]. A failed write or batch reports nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](tables_core::ErrorKind::InvalidInput) if a sink
+    /// was set already (an engine has one).
+    pub fn record_changes(&self, sink: Arc<dyn ChangeSink>) -> Result<()> {
+        if self.store.record_changes(sink) {
+            Ok(())
+        } else {
+            Err(tables_core::Error::local(
+                tables_core::ErrorKind::InvalidInput,
+                "this engine reports its changes to a sink already; an engine has one",
+            ))
+        }
+    }
+
+    /// Makes a change recorded earlier (by a [`ChangeSink`] or [`MemEngine::export`])
+    /// again, as it was: rows keep their Timestamp and ETag, and the engine's clock
+    /// moves past every restored Timestamp, so later writes get later ones. Replaying
+    /// a change the engine holds already changes nothing: creating a table that
+    /// exists, or removing a row that is absent, is not an error. Restoring does not
+    /// report to the sink; restore first, then [`record_changes`](MemEngine::record_changes).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use tables_core::{DynamicEntity, Engine, EntityKey, WriteOp};
+    /// use tables_mem::{Change, ChangeSink, MemEngine, RowChange};
+    ///
+    /// /// Keeps the changes as owned copies (a real journal writes them to disk).
+    /// #[derive(Debug, Default)]
+    /// struct Kept(Mutex<Vec<(Option<String>, Vec<DynamicEntity>)>>);
+    /// impl ChangeSink for Kept {
+    ///     fn record(&self, change: Change<'_>) {
+    ///         let kept = match change {
+    ///             Change::TableCreated(name) => (Some(name.to_owned()), Vec::new()),
+    ///             Change::Rows { rows, .. } => (None, rows.iter().filter_map(|row| match row {
+    ///                 RowChange::Stored(entity) => Some((*entity).clone()),
+    ///                 _ => None,
+    ///             }).collect()),
+    ///             _ => return,
+    ///         };
+    ///         self.0.lock().unwrap().push(kept);
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> tables_core::Result<()> {
+    /// let journal = Arc::new(Kept::default());
+    /// let engine = MemEngine::new();
+    /// engine.record_changes(journal.clone())?;
+    /// engine.create_table("Orders").await?;
+    /// engine.write("Orders", &WriteOp::Insert(DynamicEntity::new("p", "r").with("n", 1))).await?;
+    ///
+    /// // A new engine, rebuilt from the journal, holds the same row, ETag and all.
+    /// let rebuilt = MemEngine::new();
+    /// for (table, rows) in journal.0.lock().unwrap().iter() {
+    ///     match table {
+    ///         Some(name) => rebuilt.restore(&Change::TableCreated(name))?,
+    ///         None => {
+    ///             let rows: Vec<RowChange<'_>> = rows.iter().map(RowChange::Stored).collect();
+    ///             rebuilt.restore(&Change::Rows { table: "Orders", rows: &rows })?;
+    ///         }
+    ///     }
+    /// }
+    /// let key = EntityKey::new("p", "r");
+    /// assert_eq!(
+    ///     rebuilt.get_entity("Orders", &key, None).await?,
+    ///     engine.get_entity("Orders", &key, None).await?,
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](tables_core::ErrorKind::InvalidInput) for a
+    /// table name or key that no table or row can have, and
+    /// [`ErrorKind::TableNotFound`](tables_core::ErrorKind::TableNotFound) for rows
+    /// of a table that does not exist: changes out of order, or not this engine's.
+    /// Nothing of a refused change is applied.
+    pub fn restore(&self, change: &Change<'_>) -> Result<()> {
+        self.store.restore(change)
+    }
+
+    /// Describes every table and row as changes, for a snapshot: each table's
+    /// [`Change::TableCreated`], then its rows as [`Change::Rows`] of at most
+    /// `chunk` rows. Restoring them into a new engine rebuilds this one. Writers of a
+    /// table wait only while its rows are copied (rows share their properties, so a
+    /// copy is cheap), not while `visit` runs.
+    pub fn export(&self, chunk: usize, mut visit: impl FnMut(Change<'_>)) {
+        self.store.export(chunk, &mut visit);
     }
 }
 

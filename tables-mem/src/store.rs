@@ -7,7 +7,7 @@
 //! Readers of a table run in parallel; writers of different tables too.
 
 use std::collections::BTreeMap;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use tables_core::filter::UncheckedFilter;
 use tables_core::key::{
@@ -19,10 +19,11 @@ use tables_core::{
     WriteOutcome, MAX_PAGE_SIZE,
 };
 
+use crate::changes::{Change, ChangeSink, RowChange};
 use crate::clock::Clock;
 use crate::faults::Faults;
 use crate::page::{query_page, PageRules};
-use crate::table::{self, lookup, project, Table};
+use crate::table::{self, lookup, project, Journal, Table};
 use crate::MemOptions;
 
 /// Longest name a table can have (the service allows 63 characters).
@@ -35,6 +36,8 @@ pub(crate) struct Store {
     /// which costs less than hashing it.
     tables: RwLock<BTreeMap<String, Table>>,
     clock: Clock,
+    /// Hears every change, once set ([`crate::MemEngine::record_changes`]).
+    sink: OnceLock<Arc<dyn ChangeSink>>,
     pub(crate) faults: Faults,
     pub(crate) options: MemOptions,
 }
@@ -97,6 +100,9 @@ impl Store {
             .with_origin(Origin::Service));
         }
         tables.insert(key, Table::new(name));
+        if let Some(sink) = self.sink.get() {
+            sink.record(Change::TableCreated(name));
+        }
         Ok(())
     }
 
@@ -104,7 +110,12 @@ impl Store {
         let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
         let mut buf = [0; MAX_TABLE_NAME];
         match fold(name, &mut buf).and_then(|key| tables.remove(key)) {
-            Some(_) => Ok(()),
+            Some(removed) => {
+                if let Some(sink) = self.sink.get() {
+                    sink.record(Change::TableDeleted(&removed.name));
+                }
+                Ok(())
+            }
             // The service answers a delete of a missing table with ResourceNotFound.
             None => Err(table_not_found(name)
                 .with_service_code(tables_core::error_code::RESOURCE_NOT_FOUND)),
@@ -190,7 +201,12 @@ impl Store {
         tables_core::sealed::refuse_sealed(op.entity())?;
         op.validate()?;
         self.with_table(table, |table| {
-            table::write(&mut table.write(), op, || self.clock.next())
+            table::write(
+                &mut table.write(),
+                op,
+                || self.clock.next(),
+                self.journal(table),
+            )
         })
     }
 
@@ -198,8 +214,98 @@ impl Store {
         tables_core::sealed::refuse_sealed(ops.iter().filter_map(WriteOp::entity))?;
         validate_batch(ops)?;
         self.with_table(table, |table| {
-            table::batch(&mut table.write(), ops, || self.clock.next())
+            table::batch(
+                &mut table.write(),
+                ops,
+                || self.clock.next(),
+                self.journal(table),
+            )
         })
+    }
+
+    /// Where `table`'s changes go, if anywhere.
+    fn journal<'a>(&'a self, table: &'a Table) -> Option<Journal<'a>> {
+        self.sink.get().map(|sink| Journal {
+            sink: &**sink,
+            table: &table.name,
+        })
+    }
+
+    /// Sets the sink that hears every change from now on; `false` if one was set.
+    pub(crate) fn record_changes(&self, sink: Arc<dyn ChangeSink>) -> bool {
+        self.sink.set(sink).is_ok()
+    }
+
+    /// Makes a recorded change again, as it was: rows keep their Timestamp and ETag,
+    /// and the clock moves past every restored Timestamp. Creating a table that
+    /// exists, or deleting or removing what is absent, changes nothing.
+    pub(crate) fn restore(&self, change: &Change<'_>) -> Result<()> {
+        match *change {
+            Change::TableCreated(name) => {
+                validate_table_name(name)?;
+                let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
+                tables
+                    .entry(name.to_ascii_lowercase())
+                    .or_insert_with(|| Table::new(name));
+            }
+            Change::TableDeleted(name) => {
+                let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
+                tables.remove(&name.to_ascii_lowercase());
+            }
+            Change::Rows { table, rows } => {
+                for row in rows {
+                    validate_partition_key(row.partition_key())
+                        .and_then(|()| validate_row_key(row.row_key()))?;
+                    if let RowChange::Stored(entity) = row {
+                        if let Some(timestamp) = entity.timestamp {
+                            self.clock.advance_past(timestamp);
+                        }
+                    }
+                }
+                self.with_table(table, |t| {
+                    let mut stored = t.write();
+                    for row in rows {
+                        table::restore(&mut stored, row);
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Describes every table and row as changes: each table's [`Change::TableCreated`]
+    /// then its rows, `chunk` at a time. A table's rows are copied (cheaply: rows
+    /// share their properties) under its read lock and reported after it is
+    /// released, so writers wait only for the copy.
+    pub(crate) fn export(&self, chunk: usize, visit: &mut dyn FnMut(Change<'_>)) {
+        let names: Vec<String> = self
+            .tables
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        for key in names {
+            let copied = {
+                let tables = self.tables.read().unwrap_or_else(PoisonError::into_inner);
+                tables.get(&key).map(|table| {
+                    let rows: Vec<DynamicEntity> = table.read().values().cloned().collect();
+                    (table.name.clone(), rows)
+                })
+            };
+            let Some((name, rows)) = copied else {
+                continue; // deleted since the names were read
+            };
+            visit(Change::TableCreated(&name));
+            for part in rows.chunks(chunk.max(1)) {
+                let part: Vec<RowChange<'_>> = part.iter().map(RowChange::Stored).collect();
+                visit(Change::Rows {
+                    table: &name,
+                    rows: &part,
+                });
+            }
+        }
     }
 }
 

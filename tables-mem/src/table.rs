@@ -13,6 +13,7 @@ use tables_core::{
     WriteOutcome,
 };
 
+use crate::changes::{Change, ChangeSink, RowChange};
 use crate::key::{RowId, RowMap};
 
 /// The rows of a table, in the service's key order. A stored entity shares its
@@ -125,7 +126,7 @@ fn check(op: &WriteOp, current: Option<&DynamicEntity>) -> Result<()> {
 }
 
 /// What a checked write does to its key.
-enum Change {
+enum NewState {
     Put(DynamicEntity),
     Remove,
 }
@@ -138,9 +139,9 @@ fn build(
     current: Option<&DynamicEntity>,
     timestamp: DateTime,
     etag: &ETag,
-) -> Result<Change> {
+) -> Result<NewState> {
     let mut entity = match (op, current) {
-        (WriteOp::Delete { .. }, _) => return Ok(Change::Remove),
+        (WriteOp::Delete { .. }, _) => return Ok(NewState::Remove),
         (WriteOp::Merge { entity, .. } | WriteOp::UpsertMerge(entity), Some(current)) => {
             let mut merged = current.clone();
             for (name, value) in entity.properties() {
@@ -155,23 +156,71 @@ fn build(
     };
     entity.timestamp = Some(timestamp);
     entity.etag = Some(etag.clone());
-    Ok(Change::Put(entity))
+    Ok(NewState::Put(entity))
 }
 
 fn probe(op: &WriteOp) -> (&str, &str) {
     (op.partition_key(), op.row_key())
 }
 
-fn apply(rows: &mut Rows, op: &WriteOp, change: Change) {
+fn apply(rows: &mut Rows, op: &WriteOp, change: NewState) {
     let (partition_key, row_key) = probe(op);
     match change {
-        Change::Put(entity) => match rows.find_mut(partition_key, row_key) {
+        NewState::Put(entity) => match rows.find_mut(partition_key, row_key) {
             Some(slot) => *slot = entity,
             None => {
                 rows.insert(RowId::new(partition_key, row_key), entity);
             }
         },
-        Change::Remove => {
+        NewState::Remove => {
+            rows.take(partition_key, row_key);
+        }
+    }
+}
+
+/// Where a table's changes are reported: the engine's sink, and the table's name as
+/// created.
+#[derive(Clone, Copy)]
+pub(crate) struct Journal<'a> {
+    pub(crate) sink: &'a dyn ChangeSink,
+    pub(crate) table: &'a str,
+}
+
+impl Journal<'_> {
+    /// Reports the new state of the rows `ops` change (`changes` in the same order).
+    fn report(&self, ops: &[WriteOp], changes: &[NewState]) {
+        let keys: Vec<EntityKey> = ops
+            .iter()
+            .zip(changes)
+            .filter(|(_, change)| matches!(change, NewState::Remove))
+            .map(|(op, _)| op.key())
+            .collect();
+        let mut removed = keys.iter();
+        let rows: Vec<RowChange<'_>> = changes
+            .iter()
+            .filter_map(|change| match change {
+                NewState::Put(entity) => Some(RowChange::Stored(entity)),
+                NewState::Remove => removed.next().map(RowChange::Removed),
+            })
+            .collect();
+        self.sink.record(Change::Rows {
+            table: self.table,
+            rows: &rows,
+        });
+    }
+}
+
+/// Puts a recorded row back as it was (Timestamp and ETag included), or removes it.
+pub(crate) fn restore(rows: &mut Rows, row: &RowChange<'_>) {
+    let (partition_key, row_key) = (row.partition_key(), row.row_key());
+    match row {
+        RowChange::Stored(entity) => match rows.find_mut(partition_key, row_key) {
+            Some(slot) => *slot = (*entity).clone(),
+            None => {
+                rows.insert(RowId::new(partition_key, row_key), (*entity).clone());
+            }
+        },
+        RowChange::Removed(_) => {
             rows.take(partition_key, row_key);
         }
     }
@@ -190,12 +239,16 @@ pub(crate) fn write(
     rows: &mut Rows,
     op: &WriteOp,
     stamp: impl FnOnce() -> DateTime,
+    journal: Option<Journal<'_>>,
 ) -> Result<WriteOutcome> {
     let current = lookup(rows, probe(op));
     check(op, current)?;
     let timestamp = stamp();
     let etag = ETag::from_timestamp(timestamp);
     let change = build(op, current, timestamp, &etag)?;
+    if let Some(journal) = journal {
+        journal.report(std::slice::from_ref(op), std::slice::from_ref(&change));
+    }
     apply(rows, op, change);
     Ok(outcome(op, timestamp, &etag))
 }
@@ -208,6 +261,7 @@ pub(crate) fn batch(
     rows: &mut Rows,
     ops: &[WriteOp],
     mut stamp: impl FnMut() -> DateTime,
+    journal: Option<Journal<'_>>,
 ) -> Result<Vec<WriteOutcome>> {
     // `validate_batch` guarantees each key at most once, so every operation sees the
     // state before the batch: checking each against the current rows is exact.
@@ -227,6 +281,9 @@ pub(crate) fn batch(
             .map_err(|e| e.with_batch_index(index).with_entity_key(op.key()))?;
         changes.push(change);
         outcomes.push(outcome(op, timestamp, &etag));
+    }
+    if let Some(journal) = journal {
+        journal.report(ops, &changes);
     }
     for (op, change) in ops.iter().zip(changes) {
         apply(rows, op, change);

@@ -38,6 +38,44 @@ pub(super) const TYPE_SUFFIX: &str = "@odata.type";
 /// );
 /// ```
 pub fn encode_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
+    encode_members(entity, out);
+    out.push(b'}');
+}
+
+/// Writes one entity as it is stored: [`encode_entity`]'s JSON, then its
+/// `Timestamp` and its `odata.etag` (the ETag only when it is not the one
+/// [`ETag::from_timestamp`](crate::ETag::from_timestamp) derives, which
+/// [`decode_entity`] derives again). [`decode_entity`] reads it back equal, system
+/// properties included: the form in which `tables-server` journals rows.
+///
+/// ```
+/// use tables_core::{odata, DateTime, DynamicEntity, ETag};
+///
+/// let mut e = DynamicEntity::new("p", "r").with("Big", 1i64 << 40);
+/// e.timestamp = Some("2026-11-25T10:00:00.1234567Z".parse::<DateTime>()?);
+/// e.etag = e.timestamp.map(ETag::from_timestamp);
+/// let mut json = Vec::new();
+/// odata::encode_stored_entity(&e, &mut json);
+/// assert!(json.ends_with(br#","Timestamp":"2026-11-25T10:00:00.1234567Z"}"#));
+/// assert_eq!(odata::decode_entity(&json)?, e);
+/// # Ok::<(), tables_core::Error>(())
+/// ```
+pub fn encode_stored_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
+    encode_members(entity, out);
+    if let Some(timestamp) = entity.timestamp {
+        let _ = write!(out, ",\"Timestamp\":\"{timestamp}\"");
+    }
+    if let Some(etag) = &entity.etag {
+        if entity.timestamp.map(crate::ETag::from_timestamp).as_ref() != Some(etag) {
+            out.extend_from_slice(b",\"odata.etag\":");
+            push_json_str(out, etag.as_str());
+        }
+    }
+    out.push(b'}');
+}
+
+/// `{` and the keys and properties of [`encode_entity`], without the closing `}`.
+fn encode_members(entity: &DynamicEntity, out: &mut Vec<u8>) {
     out.reserve(64 + entity.partition_key.len() + entity.row_key.len() + 32 * entity.len());
     out.extend_from_slice(b"{\"PartitionKey\":");
     push_json_str(out, &entity.partition_key);
@@ -47,7 +85,6 @@ pub fn encode_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
         out.push(b',');
         push_property(out, name, value, annotation_of(value));
     }
-    out.push(b'}');
 }
 
 /// Writes `"<name>@odata.type":"Edm.X",` when `annotation` says so, then
