@@ -2,7 +2,7 @@
 //! operation on the account's engine.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tables_core::odata::path::ResourcePath;
 use tables_core::odata::response::Metadata;
@@ -12,6 +12,7 @@ use tables_mem::MemEngine;
 
 use crate::account::Account;
 use crate::auth::{self, Access};
+use crate::persist::{Journal, Restored, SnapshotWriter};
 use crate::reply::{Failure, Reply};
 use crate::request::{Request, Target};
 use crate::{batch, cors, entities, service, tables};
@@ -27,23 +28,92 @@ pub(crate) struct State {
 }
 
 /// One account: its keys, its data, its tables' stored access policies and its
-/// service properties.
+/// service properties, and the journal that keeps them when the server has a data
+/// directory.
 #[derive(Debug)]
 pub(crate) struct AccountState {
     pub(crate) account: Account,
     pub(crate) engine: MemEngine,
     /// Each table's stored access policies, by lowercased table name.
-    pub(crate) acls: Mutex<HashMap<String, Vec<SignedIdentifier>>>,
-    pub(crate) properties: Mutex<ServiceProperties>,
+    acls: Arc<Mutex<HashMap<String, Vec<SignedIdentifier>>>>,
+    properties: Arc<Mutex<ServiceProperties>>,
+    pub(crate) journal: Option<Arc<Journal>>,
 }
 
 impl AccountState {
+    /// An account kept in memory only.
     pub(crate) fn new(account: Account, engine: MemEngine) -> AccountState {
+        AccountState::restored(account, engine, Restored::default(), None)
+    }
+
+    /// An account whose engine, ACLs and properties were restored from its journal.
+    pub(crate) fn restored(
+        account: Account,
+        engine: MemEngine,
+        restored: Restored,
+        journal: Option<Arc<Journal>>,
+    ) -> AccountState {
         AccountState {
             account,
             engine,
-            acls: Mutex::new(HashMap::new()),
-            properties: Mutex::new(ServiceProperties::default()),
+            acls: Arc::new(Mutex::new(restored.acls)),
+            properties: Arc::new(Mutex::new(restored.properties)),
+            journal,
+        }
+    }
+
+    /// Starts the journal, if any, with this account's state as its snapshot source.
+    pub(crate) fn start_journal(&self) -> std::io::Result<()> {
+        let Some(journal) = &self.journal else {
+            return Ok(());
+        };
+        let (engine, acls, properties) = (
+            self.engine.clone(),
+            Arc::clone(&self.acls),
+            Arc::clone(&self.properties),
+        );
+        journal.start(Box::new(move |out: &mut SnapshotWriter| {
+            out.properties(&properties.lock().unwrap_or_else(PoisonError::into_inner));
+            out.engine(&engine);
+            let acls = acls.lock().unwrap_or_else(PoisonError::into_inner);
+            for (table, identifiers) in acls.iter() {
+                out.acl(table, identifiers);
+            }
+        }))
+    }
+
+    /// Sets (or, with none, removes) a table's stored access policies, journaled.
+    pub(crate) fn set_acl(&self, table: &str, identifiers: Vec<SignedIdentifier>) {
+        let table = table.to_ascii_lowercase();
+        let mut acls = self.acls();
+        if let Some(journal) = &self.journal {
+            journal.record_acl(&table, &identifiers);
+        }
+        if identifiers.is_empty() {
+            acls.remove(&table);
+        } else {
+            acls.insert(table, identifiers);
+        }
+    }
+
+    /// Changes the service properties, journaled.
+    pub(crate) fn change_properties(&self, change: impl FnOnce(&mut ServiceProperties)) {
+        let mut properties = self.properties();
+        change(&mut properties);
+        if let Some(journal) = &self.journal {
+            journal.record_properties(&properties);
+        }
+    }
+
+    /// Waits until every change journaled so far is on disk (at once without a
+    /// data directory).
+    async fn settle(&self) -> Result<(), Failure> {
+        match &self.journal {
+            None => Ok(()),
+            Some(journal) => journal
+                .settle()
+                .await
+                .map_err(|why| Failure::new(500, "InternalError", why)),
         }
     }
 
@@ -159,41 +229,50 @@ pub(crate) async fn handle(state: &State, request: &Request) -> Result<Reply, Fa
         request,
         access,
     };
+    let answer = route(&call, &resource).await;
+    // Answer only once everything journaled before the answer is durable: the
+    // request's own change, and any change it read.
+    account.settle().await?;
+    answer
+}
+
+async fn route(call: &Call<'_>, resource: &ResourcePath) -> Result<Reply, Failure> {
+    let (request, method) = (call.request, call.request.method.as_str());
     let comp = request.param("comp");
     let service_call = request.param("restype") == Some("service");
-    match (&resource, method) {
+    match (resource, method) {
         (ResourcePath::Service, "GET") if service_call && comp == Some("properties") => {
-            service::get_properties(&call)
+            service::get_properties(call)
         }
         (ResourcePath::Service, "PUT") if service_call && comp == Some("properties") => {
-            service::set_properties(&call)
+            service::set_properties(call)
         }
         (ResourcePath::Service, "GET") if service_call && comp == Some("stats") => {
-            service::stats(&call)
+            service::stats(call)
         }
         (ResourcePath::Entities(table), "GET" | "HEAD") if comp == Some("acl") => {
-            service::get_acl(&call, table).await
+            service::get_acl(call, table).await
         }
         (ResourcePath::Entities(table), "PUT") if comp == Some("acl") => {
-            service::set_acl(&call, table).await
+            service::set_acl(call, table).await
         }
-        (ResourcePath::Tables, "GET") => tables::query(&call).await,
-        (ResourcePath::Tables, "POST") => tables::create(&call).await,
-        (ResourcePath::Table(name), "DELETE") => tables::delete(&call, name).await,
-        (ResourcePath::Entities(table), "GET") => entities::query(&call, table).await,
-        (ResourcePath::Entities(table), "POST") => entities::insert(&call, table).await,
-        (ResourcePath::Entity(table, key), "GET") => entities::get(&call, table, key).await,
+        (ResourcePath::Tables, "GET") => tables::query(call).await,
+        (ResourcePath::Tables, "POST") => tables::create(call).await,
+        (ResourcePath::Table(name), "DELETE") => tables::delete(call, name).await,
+        (ResourcePath::Entities(table), "GET") => entities::query(call, table).await,
+        (ResourcePath::Entities(table), "POST") => entities::insert(call, table).await,
+        (ResourcePath::Entity(table, key), "GET") => entities::get(call, table, key).await,
         (ResourcePath::Entity(table, key), "PUT" | "MERGE" | "PATCH" | "DELETE") => {
-            entities::write(&call, table, key).await
+            entities::write(call, table, key).await
         }
-        (ResourcePath::Batch, "POST") => batch::submit(&call).await,
+        (ResourcePath::Batch, "POST") => batch::submit(call).await,
         (_, method) => Err(Failure::new(
             405,
             "UnsupportedHttpVerb",
             format!(
                 "{method} is not supported on {:?}; see the Table service REST reference for \
                  the operations on each resource",
-                target.resource
+                call.target.resource
             ),
         )),
     }

@@ -32,6 +32,7 @@ mod faults;
 mod fuzz;
 mod handle;
 mod http;
+mod persist;
 mod reply;
 mod request;
 mod service;
@@ -40,6 +41,7 @@ mod tables;
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -49,6 +51,7 @@ use tokio::sync::watch;
 
 pub use account::Account;
 pub use faults::{FaultEffect, FaultRule, Faults};
+pub use persist::DEFAULT_JOURNAL_LIMIT;
 
 use handle::{AccountState, State};
 
@@ -63,6 +66,8 @@ pub struct Server {
     accounts: Vec<Account>,
     faults: Vec<FaultRule>,
     fault_control: bool,
+    data_dir: Option<PathBuf>,
+    journal_limit: u64,
 }
 
 impl Default for Server {
@@ -73,6 +78,8 @@ impl Default for Server {
             accounts: Vec::new(),
             faults: Vec::new(),
             fault_control: false,
+            data_dir: None,
+            journal_limit: DEFAULT_JOURNAL_LIMIT,
         }
     }
 }
@@ -120,6 +127,41 @@ impl Server {
         self
     }
 
+    /// Keeps the accounts in `dir` (one folder per account), so that every
+    /// acknowledged change survives a crash and a restart; without it (the
+    /// default) the server keeps everything in memory.
+    ///
+    /// A change is answered only once it is on disk (writes arriving together
+    /// share one disk sync), and a read never shows a change that is not. At start
+    /// the server loads the folder's snapshot and replays the journal after it; a
+    /// write cut short by a crash was never answered and is dropped whole (a batch
+    /// too). The folder is locked while the server runs.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tables_server::Server;
+    ///
+    /// let dir = std::env::temp_dir().join(format!("tables-doc-{}", std::process::id()));
+    /// let server = Server::builder().port(0).data_dir(&dir).start().await?;
+    /// assert!(dir.join("devstoreaccount1").is_dir());
+    /// server.stop();
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), std::io::Error>(()) }).unwrap();
+    /// ```
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Server {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// With a data directory: the size a journal segment reaches before the server
+    /// snapshots the account and starts a new one (default
+    /// [`DEFAULT_JOURNAL_LIMIT`], 64 MiB). Smaller means faster restarts and more
+    /// snapshot writing.
+    pub fn journal_limit(mut self, bytes: u64) -> Server {
+        self.journal_limit = bytes;
+        self
+    }
+
     /// The accounts served: those given, or the development account.
     fn served_accounts(&self) -> Vec<Account> {
         if self.accounts.is_empty() {
@@ -143,15 +185,20 @@ impl Server {
         for rule in self.faults {
             faults.add(rule);
         }
-        let state = Arc::new(state(&accounts, Arc::clone(&faults), self.fault_control));
+        let state = Arc::new(State {
+            accounts: open_accounts(&accounts, self.data_dir.as_deref(), self.journal_limit)?,
+            faults: Arc::clone(&faults),
+            fault_control: self.fault_control,
+        });
         let (stop, stopped) = watch::channel(false);
-        tokio::spawn(http::serve(listener, state, stopped));
+        tokio::spawn(http::serve(listener, Arc::clone(&state), stopped));
         Ok(RunningServer {
             addr,
             accounts,
             faults,
             stop,
             thread: None,
+            state: Some(state),
         })
     }
 
@@ -204,24 +251,52 @@ impl Server {
             faults,
             stop,
             thread: Some(thread),
+            state: None,
         })
     }
 }
 
-fn state(accounts: &[Account], faults: Arc<Faults>, fault_control: bool) -> State {
-    let accounts: HashMap<String, AccountState> = accounts
-        .iter()
-        .map(|account| {
-            (
-                account.name().to_owned(),
-                AccountState::new(account.clone(), MemEngine::new()),
-            )
-        })
-        .collect();
-    State {
-        accounts,
-        faults,
-        fault_control,
+/// Each account's state: new, or restored from its folder in `data_dir`.
+fn open_accounts(
+    accounts: &[Account],
+    data_dir: Option<&std::path::Path>,
+    journal_limit: u64,
+) -> io::Result<HashMap<String, AccountState>> {
+    let mut states = HashMap::new();
+    for account in accounts {
+        let engine = MemEngine::new();
+        let state = match data_dir {
+            None => AccountState::new(account.clone(), engine),
+            Some(dir) => {
+                let opened =
+                    persist::Journal::open(&dir.join(account.name()), journal_limit, &engine)
+                        .and_then(|(journal, restored)| {
+                            let state = AccountState::restored(
+                                account.clone(),
+                                engine,
+                                restored,
+                                Some(journal),
+                            );
+                            state.start_journal().map(|()| state)
+                        });
+                match opened {
+                    Ok(state) => state,
+                    Err(err) => {
+                        close_journals(states.values());
+                        return Err(err);
+                    }
+                }
+            }
+        };
+        states.insert(account.name().to_owned(), state);
+    }
+    Ok(states)
+}
+
+/// Writes what the journals hold and releases their folders.
+fn close_journals<'a>(accounts: impl IntoIterator<Item = &'a AccountState>) {
+    for journal in accounts.into_iter().filter_map(|a| a.journal.as_ref()) {
+        journal.close();
     }
 }
 
@@ -233,6 +308,8 @@ pub struct RunningServer {
     faults: Arc<Faults>,
     stop: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
+    /// What it serves, when it runs on the caller's runtime (closed on stop).
+    state: Option<Arc<State>>,
 }
 
 impl RunningServer {
@@ -279,6 +356,9 @@ impl RunningServer {
         let _ = self.stop.send(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        if let Some(state) = self.state.take() {
+            close_journals(state.accounts.values());
         }
     }
 }

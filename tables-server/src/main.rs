@@ -3,6 +3,7 @@
 //! ```text
 //! tables-server [--host 127.0.0.1] [--port 10002] [--account name:key[:key2]]...
 //!               [--threads N] [--log-level info] [--fault RULE]... [--fault-control]
+//!               [--data-dir DIR] [--journal-limit BYTES]
 //! ```
 //!
 //! Accounts also come from `TABLES_SERVER_ACCOUNTS` or Azurite's `AZURITE_ACCOUNTS`
@@ -12,7 +13,9 @@ use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use tables_server::{Account, FaultRule, Server, DEFAULT_PORT};
+use std::path::PathBuf;
+
+use tables_server::{Account, FaultRule, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT};
 
 const USAGE: &str = "\
 tables-server: the tables SDK's in-memory engine over the Azure Table REST protocol
@@ -27,6 +30,11 @@ OPTIONS:
                              Also TABLES_SERVER_ACCOUNTS or AZURITE_ACCOUNTS
                              (NAME:KEY[:KEY2];NAME:KEY...). Default: the development
                              account devstoreaccount1 with its well-known key
+    --data-dir <DIR>         keep the accounts in DIR (a folder per account): every
+                             acknowledged change survives a crash and restart.
+                             Default: in memory only. Also TABLES_SERVER_DATA_DIR
+    --journal-limit <BYTES>  with --data-dir: snapshot the account when its journal
+                             segment grows past BYTES [default: 67108864]
     --threads <N>            worker threads [default: the number of CPUs]
     --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
                              also RUST_LOG
@@ -48,6 +56,8 @@ struct Options {
     log_level: String,
     faults: Vec<FaultRule>,
     fault_control: bool,
+    data_dir: Option<PathBuf>,
+    journal_limit: u64,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -59,6 +69,8 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         log_level: std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
         faults: Vec::new(),
         fault_control: false,
+        data_dir: std::env::var_os("TABLES_SERVER_DATA_DIR").map(PathBuf::from),
+        journal_limit: DEFAULT_JOURNAL_LIMIT,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -107,6 +119,13 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                 .faults
                 .push(value()?.parse().map_err(|e| format!("--fault: {e}"))?),
             "--fault-control" => options.fault_control = true,
+            "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
+            "--journal-limit" => {
+                let text = value()?;
+                options.journal_limit = text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("--journal-limit {text:?} is not a positive number of bytes")
+                })?;
+            }
             other => return Err(format!("unknown option {other:?}")),
         }
     }
@@ -151,7 +170,11 @@ fn main() -> ExitCode {
     let mut server = Server::builder()
         .host(options.host)
         .port(options.port)
-        .fault_control(options.fault_control);
+        .fault_control(options.fault_control)
+        .journal_limit(options.journal_limit);
+    if let Some(dir) = &options.data_dir {
+        server = server.data_dir(dir);
+    }
     for rule in options.faults {
         server = server.fault(rule);
     }
@@ -162,7 +185,7 @@ fn main() -> ExitCode {
         Ok(running) => running,
         Err(err) => {
             eprintln!(
-                "tables-server: can't listen on {}:{}: {err}",
+                "tables-server: can't start on {}:{}: {err}",
                 options.host, options.port
             );
             return ExitCode::FAILURE;

@@ -44,12 +44,7 @@ pub(crate) async fn set_acl(call: &Call<'_>, table: &str) -> Result<Reply, Failu
     call.access.allow_key_only("setting a table's ACL")?;
     let policies = decode_table_acl(&call.request.body)?;
     existing(call, table).await?;
-    let mut acls = call.account.acls();
-    if policies.is_empty() {
-        acls.remove(&table.to_ascii_lowercase());
-    } else {
-        acls.insert(table.to_ascii_lowercase(), policies);
-    }
+    call.account.set_acl(table, policies);
     Ok(Reply::empty(204))
 }
 
@@ -67,7 +62,8 @@ pub(crate) fn set_properties(call: &Call<'_>) -> Result<Reply, Failure> {
     call.access
         .allow(Scope::Service, "w", "setting the service properties")?;
     let update = decode_service_properties(&call.request.body)?;
-    call.account.properties().apply(update);
+    call.account
+        .change_properties(|properties| properties.apply(update));
     Ok(Reply::empty(202))
 }
 
