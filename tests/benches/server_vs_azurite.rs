@@ -21,7 +21,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)] // a bench
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -107,34 +106,13 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The `tables-server` binary of `profile`, if it is built.
-fn server_binary(profile: &str) -> Option<PathBuf> {
-    let target =
-        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| repo().join("target"), PathBuf::from);
-    let binary = target.join(profile).join("tables-server");
-    binary.exists().then_some(binary)
-}
-
 fn azurite_binary() -> Option<PathBuf> {
     let bin = repo().join("tools/azurite/node_modules/.bin/azurite-table");
     bin.exists().then_some(bin)
 }
 
 fn start_tables_server(binary: &Path) -> Process {
-    let mut child = Command::new(binary)
-        .args(["--port", "0", "--threads", "2", "--log-level", "warn"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(address) = line.strip_prefix("tables-server listening on ") {
-            break format!("{address}/{DEVELOPMENT_ACCOUNT}");
-        }
-    };
+    let (child, url) = tables_tests::server::spawn_child(binary, &["--threads", "2"]);
     Process {
         name: "tables-server",
         child,
@@ -408,7 +386,8 @@ async fn memory_per_million(server: &Process, rows: usize) {
 
 fn main() {
     let profile = if measuring() { "release" } else { "debug" };
-    let (Some(server), Some(azurite)) = (server_binary(profile), azurite_binary()) else {
+    let (Some(server), Some(azurite)) = (tables_tests::server::binary(profile), azurite_binary())
+    else {
         let message = format!(
             "server_vs_azurite needs target/{profile}/tables-server (cargo build{} -p \
              tables-server) and Azurite (npm ci in tools/azurite)",

@@ -3,6 +3,9 @@
 //! binary starts one in process, on a thread of its own, the first time a test asks.
 //! Either way it is always there: a server backend is never skipped.
 
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
 use tables_client::remote::{Credential, RemoteEngine};
@@ -41,4 +44,88 @@ pub fn engine() -> RemoteEngine {
         .credential(Credential::SharedKey(crate::azurite::dev_key()))
         .build()
         .unwrap_or_else(|e| panic!("the server URL {url:?} is not usable: {e}"))
+}
+
+/// The `tables-server` binary of a cargo profile (`debug`, `release`), if it is
+/// built (the test command builds the debug one first; `cargo test` builds it
+/// for `tables-server`'s own integration tests).
+pub fn binary(profile: &str) -> Option<PathBuf> {
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(
+        |_| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap_or_else(|| Path::new("."))
+                .join("target")
+        },
+        PathBuf::from,
+    );
+    let binary = target.join(profile).join("tables-server");
+    binary.exists().then_some(binary)
+}
+
+/// Starts `binary` on a free loopback port with `args` added (`--port 0` and
+/// `--log-level warn` are given), waits until it says where it listens, and
+/// returns it with its development account's URL.
+///
+/// # Panics
+///
+/// If it can't start or stops before it listens.
+pub fn spawn_child(binary: &Path, args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(binary)
+        .args(["--port", "0", "--log-level", "warn"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("can't start {}: {e}", binary.display()));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        let Some(Ok(line)) = lines.next() else {
+            let status = child.wait();
+            panic!("tables-server stopped before it listened: {status:?}");
+        };
+        if let Some(address) = line.strip_prefix("tables-server listening on ") {
+            let url = format!("{address}/{}", tables_core::auth::DEVELOPMENT_ACCOUNT);
+            return (child, url);
+        }
+    }
+}
+
+/// A `tables-server` process of its own, killed (`SIGKILL`) when dropped.
+#[derive(Debug)]
+pub struct Process {
+    /// The process.
+    pub child: Child,
+    /// Its development account's URL.
+    pub url: String,
+}
+
+impl Process {
+    /// Starts `binary` as [`spawn_child`] does, killed when dropped.
+    pub fn spawn(binary: &Path, args: &[&str]) -> Process {
+        let (child, url) = spawn_child(binary, args);
+        Process { child, url }
+    }
+
+    /// A remote engine on it, signing with SharedKey, with `retry` as its policy.
+    pub fn engine(&self, retry: tables_client::remote::RetryPolicy) -> RemoteEngine {
+        RemoteEngine::builder(&self.url)
+            .credential(Credential::SharedKey(crate::azurite::dev_key()))
+            .retry_policy(retry)
+            .build()
+            .unwrap_or_else(|e| panic!("the server URL {:?} is not usable: {e}", self.url))
+    }
+
+    /// Kills it with `SIGKILL` (no chance to flush anything) and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
