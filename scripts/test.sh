@@ -43,6 +43,7 @@ AZURITE_DIR="$ROOT/tools/azurite"
 AZURITE_BIN="$AZURITE_DIR/node_modules/.bin/azurite-table"
 AZURITE_BLOB_BIN="$AZURITE_DIR/node_modules/.bin/azurite-blob"
 JS_SDK_DIR="$ROOT/tools/js-sdk"
+PY_SDK_DIR="$ROOT/tools/py-sdk"
 AZURITE_ACCOUNT="devstoreaccount1"
 # The emulator's well-known development key (public, the same in every emulator).
 AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -232,6 +233,30 @@ install_azurite() {
 # The official JS SDK, for the interop test (js_sdk_interop).
 install_js_sdk() {
     npm_ci_pinned "$JS_SDK_DIR" "$JS_SDK_DIR/node_modules/@azure/data-tables/package.json"
+}
+
+# The official Python SDK, for py_sdk_server: a virtual environment in
+# tools/py-sdk/.venv, installed from requirements.txt, every package pinned by hash.
+install_py_sdk() {
+    local venv="$PY_SDK_DIR/.venv" stamp digest
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "python3 is needed to install tools/py-sdk" >&2
+        return 1
+    fi
+    echo "$(python3 --version)"
+    stamp="$venv/.tables-requirements-digest"
+    digest="$(sha256sum "$PY_SDK_DIR/requirements.txt" | cut -d' ' -f1)"
+    if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+        echo "tools/py-sdk/.venv already matches requirements.txt; not reinstalling"
+        return 0
+    fi
+    rm -rf "$venv"
+    python3 -m venv "$venv" || return 1
+    # No cache outside the repository; every package and its hash from the file.
+    "$venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check \
+        --require-hashes --no-deps -r "$PY_SDK_DIR/requirements.txt" || return 1
+    "$venv/bin/python" -c "import azure.data.tables" || return 1
+    echo "$digest" >"$stamp"
 }
 
 # start_azurite_service <table|blob>: starts that Azurite service on a free port;
@@ -483,6 +508,7 @@ if [ -n "$SERVER_BIN" ]; then
 fi
 
 step "install the JS SDK" install_js_sdk
+step "install the Python SDK" install_py_sdk
 # The server's request parsers are fuzzed with a million cases here (plain `cargo
 # test` runs 20,000).
 step "cargo test (all targets)" limited "$TEST_TIMEOUT" env TABLES_SERVER_FUZZ_CASES="${TABLES_SERVER_FUZZ_CASES:-1000000}" \

@@ -83,6 +83,7 @@ pub mod js_sdk;
 pub mod limits;
 pub mod ordering;
 pub mod paging;
+pub mod py_sdk;
 pub mod read;
 pub mod select_top;
 pub mod server;

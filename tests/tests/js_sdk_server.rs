@@ -18,25 +18,9 @@ fn the_js_sdk_drives_the_server() {
     };
     let connection = connection_string(&tables_tests::server::url());
     let prefix = format!("js{}", std::process::id());
-    let out = Command::new("node")
-        .arg(drive)
-        .args([&connection, &prefix])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the JS SDK's checks failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let checks = tables_tests::py_sdk::passed_checks(
+        Command::new("node").arg(drive).args([&connection, &prefix]),
+        "JS SDK",
     );
-    let checks: usize = stdout
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix("ok ")?
-                .strip_suffix(" checks")?
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("no `ok <n> checks` line in:\n{stdout}"));
-    assert!(checks >= 50, "only {checks} checks ran:\n{stdout}");
+    assert!(checks >= 50, "only {checks} checks ran");
 }
