@@ -7,6 +7,10 @@
 //! SDK's own engines run: what Azure refuses, it refuses, with the service's status
 //! and error code.
 //!
+//! Data lives in memory unless the server is given a folder
+//! ([`Server::data_dir`], `--data-dir`): then every acknowledged change survives a
+//! crash and a restart.
+//!
 //! Run it (`cargo run -p tables-server`) and point any SDK at
 //! `http://127.0.0.1:10002/devstoreaccount1` with the development account, or start
 //! it in process, on a free port, for a test:

@@ -138,6 +138,11 @@ impl Wire {
         request.body(call.body).send().await.unwrap()
     }
 
+    /// The body of the answer to `call`, as text.
+    async fn text(&self, call: Call<'_>) -> String {
+        self.send(call).await.text().await.unwrap()
+    }
+
     async fn create_table(&self, name: &str) {
         let response = self
             .send(
@@ -974,11 +979,8 @@ async fn stored_access_policies_and_the_xml_apis() {
     assert_eq!((status, code.as_str()), (400, "InvalidXmlDocument"));
     assert_eq!(wire.send(acl(policy)).await.status(), 204);
     let read_back = wire
-        .send(call("GET", "/devstoreaccount1/polt?comp=acl"))
-        .await
-        .text()
-        .await
-        .unwrap();
+        .text(call("GET", "/devstoreaccount1/polt?comp=acl"))
+        .await;
     assert!(
         read_back.contains("<Id>readers</Id>")
             && read_back.contains("<Expiry>2099-01-01T00:00:00.0000000Z</Expiry>"),
@@ -1018,11 +1020,8 @@ async fn stored_access_policies_and_the_xml_apis() {
     );
     wire.create_table("polt").await;
     let empty = wire
-        .send(call("GET", "/devstoreaccount1/polt?comp=acl"))
-        .await
-        .text()
-        .await
-        .unwrap();
+        .text(call("GET", "/devstoreaccount1/polt?comp=acl"))
+        .await;
     assert!(!empty.contains("<SignedIdentifier>"), "{empty}");
     assert_eq!(get(table_sas(by_policy)).await.1, "AuthenticationFailed");
 
@@ -1088,14 +1087,11 @@ async fn stored_access_policies_and_the_xml_apis() {
     assert!(other.headers().get("access-control-allow-origin").is_none());
 
     let properties = wire
-        .send(call(
+        .text(call(
             "GET",
             "/devstoreaccount1/?restype=service&comp=properties",
         ))
-        .await
-        .text()
-        .await
-        .unwrap();
+        .await;
     assert!(
         properties.contains("<AllowedOrigins>https://app.example</AllowedOrigins>"),
         "{properties}"
@@ -1160,21 +1156,15 @@ async fn a_data_directory_keeps_rows_policies_and_properties_across_restarts() {
             "restart {restart}"
         );
         let acl = wire
-            .send(call("GET", "/devstoreaccount1/kept?comp=acl"))
-            .await
-            .text()
-            .await
-            .unwrap();
+            .text(call("GET", "/devstoreaccount1/kept?comp=acl"))
+            .await;
         assert!(acl.contains("<Id>readers</Id>"), "restart {restart}: {acl}");
         let properties = wire
-            .send(call(
+            .text(call(
                 "GET",
                 "/devstoreaccount1/?restype=service&comp=properties",
             ))
-            .await
-            .text()
-            .await
-            .unwrap();
+            .await;
         assert!(
             properties.contains("https://kept.example"),
             "restart {restart}: {properties}"

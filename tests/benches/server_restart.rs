@@ -22,9 +22,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tables_client::remote::{Credential, RemoteEngine};
-use tables_client::{DynamicEntity, Engine, QuerySpec, WriteOp};
+use tables_client::{Engine, QuerySpec, WriteOp};
 use tables_server::{RunningServer, Server};
 use tables_tests::azurite::dev_key;
+use tables_tests::server::bench_row as row;
 
 fn measuring() -> bool {
     std::env::args().any(|a| a == "--bench")
@@ -45,14 +46,6 @@ fn engine(server: &RunningServer) -> RemoteEngine {
         .credential(Credential::SharedKey(dev_key()))
         .build()
         .unwrap()
-}
-
-fn row(pk: &str, i: usize) -> DynamicEntity {
-    DynamicEntity::new(pk, format!("{i:08}"))
-        .with("Name", format!("name {i}"))
-        .with("Age", i as i32)
-        .with("Score", i as f64 / 3.0)
-        .with("Active", i & 1 == 0)
 }
 
 fn folder_bytes(dir: &Path) -> u64 {

@@ -28,9 +28,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tables_client::remote::{Credential, RemoteEngine};
-use tables_client::{DynamicEntity, Engine, EntityKey, QuerySpec, WriteOp};
+use tables_client::{Engine, EntityKey, QuerySpec, WriteOp};
 use tables_core::auth::{DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY};
 use tables_tests::azurite::dev_key;
+use tables_tests::server::bench_row as row;
 
 /// A server process, killed when dropped.
 struct Process {
@@ -162,14 +163,6 @@ fn knob(name: &str, default: usize, smoke: usize) -> usize {
 /// with tiny counts against the debug build, to keep it working.
 fn measuring() -> bool {
     std::env::args().any(|a| a == "--bench")
-}
-
-fn row(pk: &str, i: usize) -> DynamicEntity {
-    DynamicEntity::new(pk, format!("{i:08}"))
-        .with("Name", format!("name {i}"))
-        .with("Age", i as i32)
-        .with("Score", i as f64 / 3.0)
-        .with("Active", i & 1 == 0)
 }
 
 /// One measured configuration.

@@ -129,3 +129,13 @@ impl Drop for Process {
         self.kill();
     }
 }
+
+/// The row the server benches write: five properties of four types, RowKey `i`
+/// zero-padded to eight digits.
+pub fn bench_row(partition_key: &str, i: usize) -> tables_client::DynamicEntity {
+    tables_client::DynamicEntity::new(partition_key, format!("{i:08}"))
+        .with("Name", format!("name {i}"))
+        .with("Age", i as i32)
+        .with("Score", i as f64 / 3.0)
+        .with("Active", i & 1 == 0)
+}

@@ -426,9 +426,16 @@ impl Journal {
     pub(crate) fn close(&self) {
         locked(&self.pending).closing = true;
         self.wake.notify_all();
-        let threads = std::mem::take(&mut *locked(&self.threads));
-        for thread in threads {
-            let _ = thread.join();
+        // The writer may start a snapshot thread while it finishes: join until none
+        // is left.
+        loop {
+            let threads = std::mem::take(&mut *locked(&self.threads));
+            if threads.is_empty() {
+                break;
+            }
+            for thread in threads {
+                let _ = thread.join();
+            }
         }
         let _ = self.failure.set(format!(
             "the server stopped; its data directory {} is closed",
