@@ -113,7 +113,8 @@ fn azurite_binary() -> Option<PathBuf> {
 }
 
 fn start_tables_server(binary: &Path) -> Process {
-    let (child, url) = tables_tests::server::spawn_child(binary, &["--threads", "2"]);
+    let threads = std::env::var("TABLES_BENCH_SERVER_THREADS").unwrap_or_else(|_| "2".to_owned());
+    let (child, url) = tables_tests::server::spawn_child(binary, &["--threads", &threads]);
     Process {
         name: "tables-server",
         child,
