@@ -296,32 +296,45 @@ impl DateTime {
     /// Writes the ISO 8601 wire form with `time_separator` between hours, minutes and
     /// seconds (`:` for the value, `%3A` inside an ETag).
     pub(crate) fn write_iso(self, out: &mut impl fmt::Write, time_separator: &str) -> fmt::Result {
+        let (bytes, len) = self.iso_bytes(time_separator.as_bytes());
+        out.write_str(text(&bytes[..len])?)
+    }
+
+    /// Appends the wire form (as [`Display`](fmt::Display) writes it) to `out`
+    /// without going through `fmt`: for encoders that write every row's Timestamp.
+    pub(crate) fn push_iso(self, out: &mut Vec<u8>) {
+        let (bytes, len) = self.iso_bytes(b":");
+        out.extend_from_slice(&bytes[..len]);
+    }
+
+    /// The ISO 8601 text in a buffer, and its length: `time_separator` (at most 3
+    /// bytes) between hours, minutes and seconds.
+    fn iso_bytes(self, time_separator: &[u8]) -> ([u8; 34], usize) {
         let (year, month, day, hour, minute, second) = self.to_ymd_hms();
         // Fixed-width digits written by hand: this runs for every DateTime property
         // sent and every ETag formatted, and `write!` with padding is several times
         // slower. The year is 1601..=9999, so always four digits.
-        let mut date = [0u8; 10];
-        push_digits(&mut date[0..4], year.unsigned_abs());
-        date[4] = b'-';
-        push_digits(&mut date[5..7], month);
-        date[7] = b'-';
-        push_digits(&mut date[8..10], day);
-        let mut time = [[0u8; 2]; 3];
-        push_digits(&mut time[0], hour);
-        push_digits(&mut time[1], minute);
-        push_digits(&mut time[2], second);
-        let mut fraction = [0u8; 7];
-        push_digits(&mut fraction, self.subsec_ticks());
-        out.write_str(text(&date)?)?;
-        out.write_char('T')?;
-        out.write_str(text(&time[0])?)?;
-        out.write_str(time_separator)?;
-        out.write_str(text(&time[1])?)?;
-        out.write_str(time_separator)?;
-        out.write_str(text(&time[2])?)?;
-        out.write_char('.')?;
-        out.write_str(text(&fraction)?)?;
-        out.write_char('Z')
+        let mut buf = [0u8; 34];
+        push_digits(&mut buf[0..4], year.unsigned_abs());
+        buf[4] = b'-';
+        push_digits(&mut buf[5..7], month);
+        buf[7] = b'-';
+        push_digits(&mut buf[8..10], day);
+        buf[10] = b'T';
+        let separator = &time_separator[..time_separator.len().min(3)];
+        let mut at = 11;
+        for (i, value) in [hour, minute, second].into_iter().enumerate() {
+            if i > 0 {
+                buf[at..at + separator.len()].copy_from_slice(separator);
+                at += separator.len();
+            }
+            push_digits(&mut buf[at..at + 2], value);
+            at += 2;
+        }
+        buf[at] = b'.';
+        push_digits(&mut buf[at + 1..at + 8], self.subsec_ticks());
+        buf[at + 8] = b'Z';
+        (buf, at + 9)
     }
 }
 
