@@ -21,10 +21,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tables_client::remote::{Credential, RemoteEngine};
+use tables_client::remote::{RemoteEngine, RetryPolicy};
 use tables_client::{Engine, QuerySpec, WriteOp};
 use tables_server::{RunningServer, Server};
-use tables_tests::azurite::dev_key;
+use tables_tests::read::query_all;
 use tables_tests::server::bench_row as row;
 
 fn measuring() -> bool {
@@ -42,10 +42,7 @@ fn start(dir: &Path) -> (RunningServer, Duration) {
 }
 
 fn engine(server: &RunningServer) -> RemoteEngine {
-    RemoteEngine::builder(server.url())
-        .credential(Credential::SharedKey(dev_key()))
-        .build()
-        .unwrap()
+    tables_tests::server::engine_at(&server.url(), RetryPolicy::default())
 }
 
 fn folder_bytes(dir: &Path) -> u64 {
@@ -92,18 +89,7 @@ async fn fill(engine: Arc<RemoteEngine>, rows: usize) {
 
 async fn count(engine: &RemoteEngine) -> usize {
     let spec = QuerySpec::new().select(["PartitionKey"]);
-    let (mut rows, mut token) = (0, None);
-    loop {
-        let page = engine
-            .query("Restart", &spec, token.as_ref())
-            .await
-            .unwrap();
-        rows += page.items.len();
-        token = page.continuation;
-        if token.is_none() {
-            return rows;
-        }
-    }
+    query_all(engine, "Restart", &spec).await.unwrap().len()
 }
 
 fn main() {

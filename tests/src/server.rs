@@ -39,9 +39,19 @@ pub fn url() -> String {
 
 /// A remote engine on the run's server, signing with SharedKey.
 pub fn engine() -> RemoteEngine {
-    let url = url();
-    RemoteEngine::builder(&url)
+    engine_at(&url(), tables_client::remote::RetryPolicy::default())
+}
+
+/// A remote engine on the development account at `url` (a `tables-server`),
+/// signing with SharedKey, with `retry` as its policy.
+///
+/// # Panics
+///
+/// If `url` is not a usable endpoint.
+pub fn engine_at(url: &str, retry: tables_client::remote::RetryPolicy) -> RemoteEngine {
+    RemoteEngine::builder(url)
         .credential(Credential::SharedKey(crate::azurite::dev_key()))
+        .retry_policy(retry)
         .build()
         .unwrap_or_else(|e| panic!("the server URL {url:?} is not usable: {e}"))
 }
@@ -110,11 +120,7 @@ impl Process {
 
     /// A remote engine on it, signing with SharedKey, with `retry` as its policy.
     pub fn engine(&self, retry: tables_client::remote::RetryPolicy) -> RemoteEngine {
-        RemoteEngine::builder(&self.url)
-            .credential(Credential::SharedKey(crate::azurite::dev_key()))
-            .retry_policy(retry)
-            .build()
-            .unwrap_or_else(|e| panic!("the server URL {:?} is not usable: {e}", self.url))
+        engine_at(&self.url, retry)
     }
 
     /// Kills it with `SIGKILL` (no chance to flush anything) and waits for it.

@@ -8,10 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use tables_client::remote::{Credential, RemoteEngine, RetryPolicy};
+use tables_client::remote::{RemoteEngine, RetryPolicy};
 use tables_client::{DynamicEntity, Engine, EntityKey, IfMatch, QuerySpec, WriteOp};
 use tables_server::{FaultRule, RunningServer, Server};
-use tables_tests::azurite::dev_key;
 
 async fn server(rules: &[&str]) -> RunningServer {
     let mut builder = Server::builder().port(0).fault_control(true);
@@ -22,11 +21,7 @@ async fn server(rules: &[&str]) -> RunningServer {
 }
 
 fn engine(server: &RunningServer, retry: RetryPolicy) -> RemoteEngine {
-    RemoteEngine::builder(server.url())
-        .credential(Credential::SharedKey(dev_key()))
-        .retry_policy(retry)
-        .build()
-        .unwrap()
+    tables_tests::server::engine_at(&server.url(), retry)
 }
 
 fn quick_retries() -> RetryPolicy {

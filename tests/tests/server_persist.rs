@@ -20,8 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tables_client::remote::{RemoteEngine, RetryPolicy};
-use tables_client::{DynamicEntity, ETag, Engine, QuerySpec, Value, WriteOp};
+use tables_client::{DynamicEntity, ETag, Engine, Value, WriteOp};
 use tables_tests::azurite::under_ci;
+use tables_tests::read::all_rows;
 use tables_tests::server::{binary, Process};
 
 const TABLE: &str = "Durable";
@@ -120,21 +121,12 @@ async fn writer(
 }
 
 async fn every_row(engine: &RemoteEngine) -> BTreeMap<(String, String), DynamicEntity> {
-    let mut rows = BTreeMap::new();
-    let mut token = None;
-    loop {
-        let page = engine
-            .query(TABLE, &QuerySpec::new(), token.as_ref())
-            .await
-            .unwrap();
-        for row in page.items {
-            rows.insert((row.partition_key.clone(), row.row_key.clone()), row);
-        }
-        token = page.continuation;
-        if token.is_none() {
-            return rows;
-        }
-    }
+    all_rows(engine, TABLE)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|row| ((row.partition_key.clone(), row.row_key.clone()), row))
+        .collect()
 }
 
 /// Checks the restarted server against everything the writers were told.

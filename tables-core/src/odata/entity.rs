@@ -61,9 +61,9 @@ pub fn encode_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
 pub fn encode_stored_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
     encode_members(entity, out);
     if let Some(timestamp) = entity.timestamp {
-        out.extend_from_slice(b",\"Timestamp\":\"");
-        timestamp.push_iso(out);
-        out.push(b'"');
+        out.push(b',');
+        push_json_key(out, "Timestamp", "");
+        push_value(out, &Value::DateTime(timestamp));
     }
     if let Some(etag) = &entity.etag {
         if entity.timestamp.map(crate::ETag::from_timestamp).as_ref() != Some(etag) {

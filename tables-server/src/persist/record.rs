@@ -136,7 +136,6 @@ pub(crate) fn encode_change(change: &Change<'_>, out: &mut Vec<u8>) {
         }
         // `Change` may grow; a change this server does not know is not journaled
         // and would be lost, so the build must learn it first.
-        #[allow(unreachable_patterns)]
         _ => unreachable!("a change kind the journal does not know: {change:?}"),
     });
 }
