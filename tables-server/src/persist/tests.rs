@@ -355,6 +355,12 @@ async fn a_folder_serves_one_server_and_a_dead_servers_lock_is_taken_over() {
     assert!(err.to_string().contains("in use"), "{err}");
     first.journal.close();
 
+    // A LOCK held by another process that runs (pid 1 always does) is refused.
+    fs::write(dir.0.join(LOCK), "1").unwrap();
+    let err = open(&dir.0, DEFAULT_JOURNAL_LIMIT).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
+    assert!(err.to_string().contains("process 1"), "{err}");
+
     // A LOCK left by a process that no longer runs (pid beyond the kernel's limit).
     fs::write(dir.0.join(LOCK), "4194305").unwrap();
     let second = open(&dir.0, DEFAULT_JOURNAL_LIMIT).unwrap();
