@@ -9,7 +9,7 @@
 
 use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::validate_entity_key;
+use crate::key::{validate_partition_key, validate_row_key};
 use crate::value::Value;
 
 pub use crate::key::MAX_KEY_BYTES;
@@ -176,7 +176,6 @@ pub fn validate_property(name: &str, value: &Value) -> Result<()> {
 /// property at fault where there is one.
 pub fn validate_entity(entity: &DynamicEntity) -> Result<()> {
     validate_entity_properties(entity)?;
-    let key = entity.key();
     if entity.len() > MAX_USER_PROPERTIES {
         return Err(Error::new(
             ErrorKind::TooManyProperties,
@@ -187,7 +186,7 @@ pub fn validate_entity(entity: &DynamicEntity) -> Result<()> {
                 entity.len()
             ),
         )
-        .with_entity_key(key));
+        .with_entity_key(entity.key()));
     }
     let size = entity_size(entity);
     if size > MAX_ENTITY_BYTES {
@@ -198,7 +197,7 @@ pub fn validate_entity(entity: &DynamicEntity) -> Result<()> {
                  {MAX_ENTITY_BYTES} bytes (1 MiB): move large values elsewhere or split the entity"
             ),
         )
-        .with_entity_key(key));
+        .with_entity_key(entity.key()));
     }
     Ok(())
 }
@@ -211,14 +210,15 @@ pub fn validate_entity(entity: &DynamicEntity) -> Result<()> {
 /// As [`validate_entity`], but never [`ErrorKind::TooManyProperties`] or
 /// [`ErrorKind::EntityTooLarge`].
 pub fn validate_entity_properties(entity: &DynamicEntity) -> Result<()> {
-    let key = entity.key();
-    validate_entity_key(&key)?;
-    for (name, value) in entity.properties() {
-        if let Err(e) = validate_property(name, value) {
-            return Err(e.with_entity_key(key));
-        }
-    }
-    Ok(())
+    // The key is copied into an error only: a valid entity costs no allocation.
+    validate_partition_key(&entity.partition_key)
+        .and_then(|()| validate_row_key(&entity.row_key))
+        .and_then(|()| {
+            entity
+                .properties()
+                .try_for_each(|(name, value)| validate_property(name, value))
+        })
+        .map_err(|e| e.with_entity_key(entity.key()))
 }
 
 #[cfg(test)]
