@@ -17,8 +17,8 @@ pub struct ETag(Arc<str>);
 
 impl ETag {
     /// Wraps an ETag string as received.
-    pub fn new(value: impl Into<String>) -> ETag {
-        ETag(Arc::from(value.into()))
+    pub fn new(value: impl AsRef<str>) -> ETag {
+        ETag(Arc::from(value.as_ref()))
     }
 
     /// The ETag as sent in `If-Match`.

@@ -427,6 +427,28 @@ mod tests {
     }
 
     #[test]
+    fn bodies_that_are_not_utf8_are_refused_with_where() {
+        // In a value kept, and in one the decoder reads past (`odata.metadata`).
+        for json in [
+            &b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"A\":\"\xff\"}"[..],
+            b"{\"odata.metadata\":\"\xc3(\",\"PartitionKey\":\"p\",\"RowKey\":\"r\"}",
+        ] {
+            let offset = json.iter().position(|&b| b >= 0x80).unwrap();
+            let expected = format!("not UTF-8 (an invalid byte at offset {offset})");
+            for err in [
+                decode_entity(json).unwrap_err(),
+                decode_request_entity(json).unwrap_err(),
+            ] {
+                assert_eq!(err.kind(), ErrorKind::Decode);
+                assert!(err.message().contains(&expected), "{err}");
+            }
+            let page = [&b"{\"value\":["[..], json, b"]}"].concat();
+            let err = decode_entity_page(&page).unwrap_err();
+            assert!(err.message().contains("not UTF-8"), "{err}");
+        }
+    }
+
+    #[test]
     fn pages_and_table_lists() {
         let page = format!(
             r#"{{"odata.metadata":"m","value":[{SAMPLE},{{"PartitionKey":"a","RowKey":"b","S":"x"}}]}}"#

@@ -33,7 +33,7 @@ const BASE64_LENIENT: GeneralPurpose = GeneralPurpose::new(
 /// See [`super::decode_entity`].
 pub(super) fn entity(json: &[u8]) -> Result<DynamicEntity> {
     let mut ctx = Ctx::default();
-    let mut de = serde_json::Deserializer::from_slice(json);
+    let mut de = serde_json::Deserializer::from_str(text(json, "entity")?);
     let result = de.deserialize_map(EntityVisitor { ctx: &mut ctx });
     finish(&mut de, result, ctx.error, "entity")
 }
@@ -44,7 +44,7 @@ pub(super) fn request_entity(json: &[u8]) -> Result<super::RequestEntity> {
         request: Some((false, false)),
         ..Ctx::default()
     };
-    let mut de = serde_json::Deserializer::from_slice(json);
+    let mut de = serde_json::Deserializer::from_str(text(json, "entity")?);
     let result = de.deserialize_map(EntityVisitor { ctx: &mut ctx });
     let entity = finish(&mut de, result, ctx.error.take(), "entity")?;
     let (has_partition_key, has_row_key) = ctx.request.unwrap_or((true, true));
@@ -58,7 +58,7 @@ pub(super) fn request_entity(json: &[u8]) -> Result<super::RequestEntity> {
 /// See [`super::decode_entity_page`].
 pub(super) fn page(json: &[u8]) -> Result<Vec<DynamicEntity>> {
     let mut ctx = Ctx::default();
-    let mut de = serde_json::Deserializer::from_slice(json);
+    let mut de = serde_json::Deserializer::from_str(text(json, "entity page")?);
     let result = de.deserialize_map(PageVisitor { ctx: &mut ctx });
     finish(&mut de, result, ctx.error, "entity page")
 }
@@ -79,10 +79,22 @@ pub(super) fn table_names(json: &[u8]) -> Result<Vec<String>> {
         .map_err(|e| json_error("table list", &e))
 }
 
+/// The body as text. Checked as UTF-8 once, here, the parser reads each string
+/// without checking it again (reading from bytes, it checks every string it keeps:
+/// a tenth of the time spent decoding a page).
+fn text<'a>(json: &'a [u8], what: &str) -> Result<&'a str> {
+    std::str::from_utf8(json).map_err(|e| {
+        Error::decode(format!(
+            "malformed {what} JSON: not UTF-8 (an invalid byte at offset {})",
+            e.valid_up_to()
+        ))
+    })
+}
+
 /// Turns the outcome of a visitor into the crate's result: the visitor's own error
 /// first (it carries the property), then serde's, then trailing input.
 fn finish<T>(
-    de: &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+    de: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
     result: std::result::Result<T, serde_json::Error>,
     error: Option<Error>,
     what: &str,
@@ -405,7 +417,7 @@ fn resolve(ctx: &mut Ctx<'_>, mut fields: SystemFields<'_>) -> Result<DynamicEnt
         })
         .transpose()?;
     let etag = system_string("odata.etag", fields.etag)?
-        .map(|text| ETag::new(text.into_owned()))
+        .map(ETag::new)
         .or_else(|| timestamp.map(ETag::from_timestamp));
 
     let Ctx {
