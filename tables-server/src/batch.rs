@@ -3,6 +3,7 @@
 //! the operation that failed (its index at the start of the message), as the
 //! service answers.
 
+use hyper::header;
 use tables_core::odata::batch::{parse_batch_request, BatchSubRequest};
 use tables_core::odata::path::ResourcePath;
 use tables_core::odata::response::{
@@ -30,7 +31,7 @@ impl From<BatchResponse> for Reply {
     fn from(response: BatchResponse) -> Reply {
         Reply {
             status: 202,
-            headers: vec![("content-type".to_owned(), response.content_type)],
+            headers: vec![(header::CONTENT_TYPE, response.content_type.into())],
             body: response.body.into(),
         }
     }

@@ -1,6 +1,7 @@
 //! CORS, as the account's service properties set it: preflight (`OPTIONS`) answers,
 //! and the `Access-Control-*` headers on answers to a browser's requests.
 
+use hyper::header;
 use tables_core::service::properties::CorsRule;
 
 use crate::handle::{AccountState, State};
@@ -49,10 +50,16 @@ pub(crate) fn preflight(account: &AccountState, request: &Request) -> Result<Rep
             )
         })?;
     let mut reply = allow_origin(Reply::empty(200), rule, origin)
-        .with_header("access-control-allow-methods", method.to_owned())
-        .with_header("access-control-max-age", rule.max_age_seconds.to_string());
+        .with_header(header::ACCESS_CONTROL_ALLOW_METHODS, method.to_owned())
+        .with_header(
+            header::ACCESS_CONTROL_MAX_AGE,
+            rule.max_age_seconds.to_string(),
+        );
     if !headers.is_empty() {
-        reply = reply.with_header("access-control-allow-headers", asked_headers.to_owned());
+        reply = reply.with_header(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            asked_headers.to_owned(),
+        );
     }
     Ok(reply)
 }
@@ -82,7 +89,7 @@ pub(crate) fn decorate(state: &State, request: &Request, reply: Reply) -> Reply 
         reply
     } else {
         reply.with_header(
-            "access-control-expose-headers",
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
             rule.exposed_headers.join(","),
         )
     }
@@ -92,11 +99,11 @@ pub(crate) fn decorate(state: &State, request: &Request, reply: Reply) -> Reply 
 /// origin with credentials allowed) and `Vary: Origin`.
 fn allow_origin(reply: Reply, rule: &CorsRule, origin: &str) -> Reply {
     if rule.any_origin() {
-        reply.with_header("access-control-allow-origin", "*")
+        reply.with_header(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")
     } else {
         reply
-            .with_header("access-control-allow-origin", origin.to_owned())
-            .with_header("access-control-allow-credentials", "true")
-            .with_header("vary", "Origin")
+            .with_header(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.to_owned())
+            .with_header(header::ACCESS_CONTROL_ALLOW_CREDENTIALS, "true")
+            .with_header(header::VARY, "Origin")
     }
 }

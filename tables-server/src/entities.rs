@@ -1,7 +1,8 @@
 //! Entity operations: query, get, insert, update, merge, upserts and delete.
 
+use hyper::header;
 use tables_core::odata::continuation::{
-    decode_position, encode_position, header_name, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
+    decode_position, encode_position, NEXT_PARTITION_KEY, NEXT_ROW_KEY,
 };
 use tables_core::odata::response::{
     encode_entity, encode_entity_page, encode_selected_entity, Metadata, Resource,
@@ -14,7 +15,7 @@ use tables_core::{
 
 use crate::auth::Access;
 use crate::handle::Call;
-use crate::reply::{Failure, Reply};
+use crate::reply::{names, paging_header, Failure, Reply};
 use crate::tables::{prefers_no_content, top};
 
 fn resource<'a>(call: &'a Call<'_>, table: &'a str) -> Resource<'a> {
@@ -92,11 +93,11 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
     let mut reply = Reply::json(200, metadata, body);
     if let Some(next) = page.continuation {
         reply = reply.with_header(
-            header_name(NEXT_PARTITION_KEY),
+            paging_header(NEXT_PARTITION_KEY)?,
             encode_position(next.next_partition_key()),
         );
         if let Some(row_key) = next.next_row_key() {
-            reply = reply.with_header(header_name(NEXT_ROW_KEY), encode_position(row_key));
+            reply = reply.with_header(paging_header(NEXT_ROW_KEY)?, encode_position(row_key));
         }
     }
     Ok(reply)
@@ -158,7 +159,7 @@ pub(crate) async fn get(call: &Call<'_>, table: &str, key: &EntityKey) -> Result
     );
     let mut reply = Reply::json(200, metadata, body);
     if let Some(etag) = &entity.etag {
-        reply = reply.with_header("etag", etag.as_str());
+        reply = reply.with_header(header::ETAG, etag.as_str().to_owned());
     }
     Ok(reply)
 }
@@ -181,16 +182,16 @@ pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failur
     let outcome = call.account.engine.write(table, &op).await?;
     let etag = outcome.etag.clone();
     let reply = if prefers_no_content(call.request.header("prefer")) {
-        Reply::empty(204).with_header("preference-applied", "return-no-content")
+        Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content")
     } else {
         let entity = op
             .entity()
             .unwrap_or_else(|| unreachable!("an insert has an entity"));
         let body = inserted_json(entity, &outcome, metadata, &resource(call, table));
-        Reply::json(201, metadata, body).with_header("preference-applied", "return-content")
+        Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content")
     };
     Ok(match etag {
-        Some(etag) => reply.with_header("etag", etag.as_str()),
+        Some(etag) => reply.with_header(header::ETAG, etag.as_str().to_owned()),
         None => reply,
     })
 }
@@ -245,7 +246,7 @@ pub(crate) async fn write(call: &Call<'_>, table: &str, key: &EntityKey) -> Resu
     allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
     Ok(match outcome.etag {
-        Some(etag) => Reply::empty(204).with_header("etag", etag.as_str()),
+        Some(etag) => Reply::empty(204).with_header(header::ETAG, etag.as_str().to_owned()),
         None => Reply::empty(204),
     })
 }

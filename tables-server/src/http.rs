@@ -1,6 +1,8 @@
 //! The HTTP side: accepting connections, reading each request whole, and writing
 //! the answer with the headers every answer of the service carries.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -8,47 +10,62 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue, InvalidHeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
+use hyper::StatusCode;
 use hyper_util::rt::TokioIo;
 use tables_core::odata::header::API_VERSION;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::cors;
 use crate::faults::{FaultEffect, FaultRule};
 use crate::handle::{handle, State};
-use crate::reply::{Failure, Reply};
+use crate::reply::{names, Failure, Reply};
 use crate::request::{parse_query, Request};
 
 /// The largest request body read: the service's 4 MiB for a batch, with room for
 /// the multipart framing around it (a larger body is refused, `413`).
 const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
 
-/// Accepts connections until `shutdown` turns true, then stops them all.
+/// Accepts connections until `shutdown` turns true, then stops them all. The
+/// connections are handed in turn to the current runtime and to `workers` (other
+/// runtimes, each on a thread of its own); each stays where it was handed.
 pub(crate) async fn serve(
     listener: TcpListener,
     state: Arc<State>,
     mut shutdown: watch::Receiver<bool>,
+    workers: Vec<Handle>,
 ) {
     let mut connections = JoinSet::new();
+    let mut turn = 0;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, peer)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
                 let state = Arc::clone(&state);
-                connections.spawn(async move {
-                    let service = service_fn(move |request| {
-                        let state = Arc::clone(&state);
-                        async move { answer(&state, request, peer).await }
-                    });
-                    let _ = http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+                turn = (turn + 1) % (workers.len() + 1);
+                match workers.get(turn) {
+                    None => {
+                        connections.spawn(serve_connection(stream, state, peer));
+                    }
+                    Some(worker) => {
+                        // Moved to the worker's runtime: registered there afresh.
+                        let Ok(stream) = stream.into_std() else { continue };
+                        connections.spawn_on(
+                            async move {
+                                if let Ok(stream) = TcpStream::from_std(stream) {
+                                    serve_connection(stream, state, peer).await;
+                                }
+                            },
+                            worker,
+                        );
+                    }
+                }
             }
             // Reap finished connections so the set doesn't grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
@@ -60,6 +77,18 @@ pub(crate) async fn serve(
         }
     }
     connections.shutdown().await;
+}
+
+/// Answers the requests of one connection until it closes.
+async fn serve_connection(stream: TcpStream, state: Arc<State>, peer: SocketAddr) {
+    let service = service_fn(move |request| {
+        let state = Arc::clone(&state);
+        async move { answer(&state, request, peer).await }
+    });
+    let _ = http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }
 
 /// A connection closed on purpose, without an answer (an injected fault).
@@ -96,17 +125,18 @@ async fn answer(
 ) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let request_id = request_id();
     let (parts, body) = request.into_parts();
+    // Echoed: shares the request's bytes, no copy.
     let version = parts
         .headers
-        .get("x-ms-version")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or(API_VERSION)
-        .to_owned();
+        .get(names::VERSION)
+        .filter(|v| v.to_str().is_ok())
+        .cloned()
+        .unwrap_or(DEFAULT_VERSION);
     let client_request_id = parts
         .headers
-        .get("x-ms-client-request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+        .get(names::CLIENT_REQUEST_ID)
+        .filter(|v| v.to_str().is_ok())
+        .cloned();
     let reply = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Err(_) => Failure::new(
             413,
@@ -122,7 +152,7 @@ async fn answer(
             }
         }
     };
-    Ok(respond(reply, &request_id, &version, client_request_id))
+    Ok(respond(reply, request_id, version, client_request_id))
 }
 
 /// Answers a request that was read: the fault control endpoint, an injected fault,
@@ -169,8 +199,8 @@ async fn serve_request(
             if let Some(after) = retry_after {
                 let millis = after.as_millis();
                 reply = reply
-                    .with_header("retry-after", millis.div_ceil(1000).to_string())
-                    .with_header("x-ms-retry-after-ms", millis.to_string());
+                    .with_header(header::RETRY_AFTER, millis.div_ceil(1000).to_string())
+                    .with_header(names::RETRY_AFTER_MS, millis.to_string());
             }
             return Ok(cors::decorate(state, request, reply));
         }
@@ -199,7 +229,7 @@ async fn serve_request(
 fn control(state: &State, request: &Request) -> Reply {
     let text = |status: u16, body: String| {
         Reply::empty(status)
-            .with_header("content-type", "text/plain; charset=utf-8")
+            .with_header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
             .with_body(body.into_bytes())
     };
     match request.method.as_str() {
@@ -301,40 +331,109 @@ pub(crate) fn read(
     })
 }
 
+/// The `x-ms-version` of an answer to a request that names none.
+const DEFAULT_VERSION: HeaderValue = HeaderValue::from_static(API_VERSION);
+
 /// The answer with the headers every answer carries.
 fn respond(
     reply: Reply,
-    request_id: &str,
-    version: &str,
-    client_request_id: Option<String>,
+    request_id: String,
+    version: HeaderValue,
+    client_request_id: Option<HeaderValue>,
 ) -> hyper::Response<Full<Bytes>> {
-    let mut builder = hyper::Response::builder()
-        .status(reply.status)
-        .header("x-ms-request-id", request_id)
-        .header("x-ms-version", version)
-        .header("date", httpdate::fmt_http_date(SystemTime::now()))
-        .header(
-            "server",
-            concat!("tables-server/", env!("CARGO_PKG_VERSION")),
-        );
+    let headers = answer_headers(reply.headers, request_id, version, client_request_id);
+    let status = StatusCode::from_u16(reply.status);
+    match (status, headers) {
+        (Ok(status), Ok(headers)) => {
+            let mut response = hyper::Response::new(Full::new(reply.body));
+            *response.status_mut() = status;
+            *response.headers_mut() = headers;
+            response
+        }
+        (status, headers) => {
+            // Only a header value we wrote could be invalid (a key with a line
+            // break echoed somewhere): answer without the extra headers rather
+            // than fail.
+            tracing::warn!(
+                "an answer's status or headers were invalid ({:?}, {:?}); answering 500",
+                status.err(),
+                headers.err()
+            );
+            let mut response = hyper::Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            response
+        }
+    }
+}
+
+/// The reply's headers and those every answer carries, as HTTP headers: a value
+/// written once (a name, a literal) is shared, not copied.
+fn answer_headers(
+    headers: Vec<(HeaderName, Cow<'static, str>)>,
+    request_id: String,
+    version: HeaderValue,
+    client_request_id: Option<HeaderValue>,
+) -> Result<HeaderMap, InvalidHeaderValue> {
+    let mut map = HeaderMap::with_capacity(headers.len() + 5);
+    map.insert(names::REQUEST_ID, HeaderValue::try_from(request_id)?);
+    map.insert(names::VERSION, version);
+    map.insert(header::DATE, http_date(SystemTime::now()));
+    map.insert(header::SERVER, SERVER);
     if let Some(id) = client_request_id {
-        builder = builder.header("x-ms-client-request-id", id);
+        map.insert(names::CLIENT_REQUEST_ID, id);
     }
-    for (name, value) in &reply.headers {
-        builder = builder.header(name.as_str(), value.as_str());
+    for (name, value) in headers {
+        let value = match value {
+            Cow::Borrowed(text) => {
+                HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes()))?
+            }
+            Cow::Owned(text) => HeaderValue::try_from(text)?,
+        };
+        map.append(name, value);
     }
-    builder.body(Full::new(reply.body)).unwrap_or_else(|err| {
-        // Only a header value we wrote could be invalid (a key with a line break
-        // echoed somewhere): answer without the extra headers rather than fail.
-        tracing::warn!("an answer's headers were invalid ({err}); answering 500");
-        let mut response = hyper::Response::new(Full::new(Bytes::new()));
-        *response.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
-        response
+    Ok(map)
+}
+
+const SERVER: HeaderValue =
+    HeaderValue::from_static(concat!("tables-server/", env!("CARGO_PKG_VERSION")));
+
+/// `Date`: `now` in the HTTP format, written once a second per thread.
+fn http_date(now: SystemTime) -> HeaderValue {
+    thread_local! {
+        static LAST: RefCell<Option<(u64, HeaderValue)>> = const { RefCell::new(None) };
+    }
+    let second = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((at, value)) if *at == second => value.clone(),
+            _ => {
+                let value = HeaderValue::try_from(httpdate::fmt_http_date(now))
+                    .unwrap_or(HeaderValue::from_static(""));
+                *last = Some((second, value.clone()));
+                value
+            }
+        }
     })
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_date_is_written_anew_each_second() {
+        let start = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let date = |millis| super::http_date(start + std::time::Duration::from_millis(millis));
+        let expected = |secs| httpdate::fmt_http_date(start + std::time::Duration::from_secs(secs));
+        assert_eq!(date(0), expected(0));
+        assert_eq!(date(999), expected(0));
+        assert_eq!(date(1_000), expected(1));
+        assert_eq!(date(61_500), expected(61));
+        // Back in time (the clock was set back): still right.
+        assert_eq!(date(500), expected(0));
+    }
+
     #[test]
     fn request_ids_are_unique_and_uuid_shaped() {
         let ids: std::collections::HashSet<String> =

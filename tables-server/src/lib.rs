@@ -51,6 +51,7 @@ use std::thread::JoinHandle;
 
 use tables_mem::MemEngine;
 use tokio::net::TcpListener;
+use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 pub use account::Account;
@@ -182,6 +183,12 @@ impl Server {
     ///
     /// If the address can't be bound (the port is taken, say).
     pub async fn start(self) -> io::Result<RunningServer> {
+        self.start_with(Vec::new()).await
+    }
+
+    /// Starts serving on the current runtime, handing connections in turn to it
+    /// and to the runtimes of `workers`.
+    async fn start_with(self, workers: Vec<Handle>) -> io::Result<RunningServer> {
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
         let addr = listener.local_addr()?;
         let accounts = self.served_accounts();
@@ -195,7 +202,7 @@ impl Server {
             fault_control: self.fault_control,
         });
         let (stop, stopped) = watch::channel(false);
-        tokio::spawn(http::serve(listener, Arc::clone(&state), stopped));
+        tokio::spawn(http::serve(listener, Arc::clone(&state), stopped, workers));
         Ok(RunningServer {
             addr,
             accounts,
@@ -206,25 +213,32 @@ impl Server {
         })
     }
 
-    /// Starts serving on a thread of its own with its own runtime (`threads`
-    /// workers), independent of the caller's runtime: for tests that each run on a
-    /// runtime of their own, and for the binary. Stops when the handle is dropped.
+    /// Starts serving on threads of its own (`threads` of them, at least one),
+    /// independent of the caller's runtime: for tests that each run on a runtime of
+    /// their own, and for the binary. Stops when the handle is dropped.
+    ///
+    /// Each thread runs a single-threaded runtime and keeps the connections it is
+    /// handed (in turn, as they are accepted) for their whole life: a request is
+    /// read, answered and written on one thread, with no hand-over between threads
+    /// (which, with a work-stealing runtime, cost a wake-up of another thread per
+    /// request when requests come one at a time).
     ///
     /// # Errors
     ///
-    /// If the runtime can't be built or the address can't be bound.
+    /// If a runtime or thread can't be made or the address can't be bound.
     pub fn start_on_own_thread(self, threads: usize) -> io::Result<RunningServer> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads.max(1))
-            .thread_name("tables-server")
-            .enable_all()
-            .build()?;
+        let runtime = single_threaded_runtime()?;
+        let mut workers = Vec::new();
+        for n in 1..threads.max(1) {
+            workers.push(Worker::start(n)?);
+        }
+        let handles = workers.iter().map(|w| w.handle.clone()).collect();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("tables-server".to_owned())
             .spawn(move || {
                 runtime.block_on(async move {
-                    match self.start().await {
+                    match self.start_with(handles).await {
                         Ok(server) => {
                             let mut stopped = server.stop.subscribe();
                             let addr = server.addr;
@@ -245,6 +259,10 @@ impl Server {
                         }
                     }
                 });
+                // The connections are stopped: the other threads can go.
+                for worker in workers {
+                    worker.stop();
+                }
             })?;
         let (addr, accounts, faults, stop) = ready_rx
             .recv()
@@ -257,6 +275,44 @@ impl Server {
             thread: Some(thread),
             state: None,
         })
+    }
+}
+
+fn single_threaded_runtime() -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// A thread running a single-threaded runtime that serves the connections handed
+/// to it, until stopped.
+struct Worker {
+    handle: Handle,
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl Worker {
+    fn start(n: usize) -> io::Result<Worker> {
+        let runtime = single_threaded_runtime()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name(format!("tables-server-{n}"))
+            .spawn(move || {
+                // Err when the sender is dropped without a word: stop then too.
+                let _ = runtime.block_on(stopped);
+            })?;
+        Ok(Worker {
+            handle,
+            stop,
+            thread,
+        })
+    }
+
+    fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
     }
 }
 

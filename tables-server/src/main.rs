@@ -35,7 +35,8 @@ OPTIONS:
                              Default: in memory only. Also TABLES_SERVER_DATA_DIR
     --journal-limit <BYTES>  with --data-dir: snapshot the account when its journal
                              segment grows past BYTES [default: 67108864]
-    --threads <N>            worker threads [default: the number of CPUs]
+    --threads <N>            threads serving connections (each keeps those it is
+                             handed) [default: the number of CPUs]
     --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
                              also RUST_LOG
     --fault <RULE>           inject a fault (repeatable), e.g.

@@ -1,6 +1,10 @@
 //! Answers: a status, headers and a body; errors in the service's form.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
+use hyper::header::{self, HeaderName};
+use tables_core::odata::continuation::header_name;
 use tables_core::odata::response::{encode_error, encode_error_xml, Metadata};
 use tables_core::{DateTime, Error, ErrorKind};
 
@@ -8,7 +12,9 @@ use tables_core::{DateTime, Error, ErrorKind};
 #[derive(Debug)]
 pub(crate) struct Reply {
     pub(crate) status: u16,
-    pub(crate) headers: Vec<(String, String)>,
+    /// Names checked when compiled (or built checked), values checked when the
+    /// answer is written ([`crate::http`] answers 500 for one that isn't HTTP).
+    pub(crate) headers: Vec<(HeaderName, Cow<'static, str>)>,
     pub(crate) body: Bytes,
 }
 
@@ -26,10 +32,7 @@ impl Reply {
     pub(crate) fn json(status: u16, metadata: Metadata, body: Vec<u8>) -> Reply {
         Reply {
             status,
-            headers: vec![(
-                "content-type".to_owned(),
-                metadata.content_type().to_owned(),
-            )],
+            headers: vec![(header::CONTENT_TYPE, metadata.content_type().into())],
             body: Bytes::from(body),
         }
     }
@@ -37,7 +40,7 @@ impl Reply {
     /// An XML answer (the table ACL and service APIs).
     pub(crate) fn xml(status: u16, body: Vec<u8>) -> Reply {
         Reply::empty(status)
-            .with_header("content-type", "application/xml")
+            .with_header(header::CONTENT_TYPE, "application/xml")
             .with_body(body)
     }
 
@@ -48,12 +51,36 @@ impl Reply {
 
     pub(crate) fn with_header(
         mut self,
-        name: impl Into<String>,
-        value: impl Into<String>,
+        name: HeaderName,
+        value: impl Into<Cow<'static, str>>,
     ) -> Reply {
-        self.headers.push((name.into(), value.into()));
+        self.headers.push((name, value.into()));
         self
     }
+}
+
+/// `x-ms-continuation-<name>` (a paging header) as a header name.
+pub(crate) fn paging_header(name: &str) -> Result<HeaderName, Failure> {
+    HeaderName::try_from(header_name(name)).map_err(|err| {
+        Failure::new(
+            500,
+            "InternalError",
+            format!("the paging header for {name} is not a header name: {err}"),
+        )
+    })
+}
+
+/// The service's own header names (the standard ones are [`hyper::header`]'s).
+pub(crate) mod names {
+    use hyper::header::HeaderName;
+
+    pub(crate) const ERROR_CODE: HeaderName = HeaderName::from_static("x-ms-error-code");
+    pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
+    pub(crate) const CLIENT_REQUEST_ID: HeaderName =
+        HeaderName::from_static("x-ms-client-request-id");
+    pub(crate) const VERSION: HeaderName = HeaderName::from_static("x-ms-version");
+    pub(crate) const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retry-after-ms");
+    pub(crate) const PREFERENCE_APPLIED: HeaderName = HeaderName::from_static("preference-applied");
 }
 
 /// A refusal in the service's terms: status, error code and message.
@@ -121,7 +148,7 @@ impl Failure {
             encode_error(&self.code, &message, &mut body);
             Reply::json(self.status, Metadata::Minimal, body)
         };
-        reply.with_header("x-ms-error-code", self.code.clone())
+        reply.with_header(names::ERROR_CODE, self.code.clone())
     }
 }
 

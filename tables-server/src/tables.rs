@@ -1,12 +1,12 @@
 //! The table list: Query Tables, Create Table, Delete Table.
 
-use tables_core::odata::continuation::{header_name, NEXT_TABLE_NAME};
+use tables_core::odata::continuation::NEXT_TABLE_NAME;
 use tables_core::odata::response::encode_tables;
 use tables_core::{DynamicEntity, Engine, Filter, ListTablesOptions, MAX_PAGE_SIZE};
 
 use crate::auth::Scope;
 use crate::handle::Call;
-use crate::reply::{Failure, Reply};
+use crate::reply::{names, paging_header, Failure, Reply};
 
 /// `GET /Tables`: `$filter` on `TableName`, `$top`, `NextTableName`.
 pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
@@ -52,7 +52,7 @@ pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
     );
     let mut reply = Reply::json(200, metadata, body);
     if let Some(next) = next {
-        reply = reply.with_header(header_name(NEXT_TABLE_NAME), next);
+        reply = reply.with_header(paging_header(NEXT_TABLE_NAME)?, next);
     }
     Ok(reply)
 }
@@ -80,7 +80,7 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
     let name = table_name(&call.request.body)?;
     call.account.engine.create_table(&name).await?;
     if prefers_no_content(call.request.header("prefer")) {
-        return Ok(Reply::empty(204).with_header("preference-applied", "return-no-content"));
+        return Ok(Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content"));
     }
     let mut body = Vec::with_capacity(128);
     encode_tables(
@@ -91,7 +91,7 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
         &call.target.account,
         &mut body,
     );
-    Ok(Reply::json(201, metadata, body).with_header("preference-applied", "return-content"))
+    Ok(Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content"))
 }
 
 /// Whether a `Prefer` header asks for no content.

@@ -192,11 +192,38 @@ async fn every_answer_carries_the_service_headers() {
     assert!(uuid_like(headers["x-ms-request-id"].to_str().unwrap()));
     assert_eq!(headers["x-ms-version"], "2019-02-02");
     assert_eq!(headers["x-ms-client-request-id"], "abc");
-    assert!(httpdate::parse_http_date(headers["date"].to_str().unwrap()).is_ok());
+    // Now, to the second (it is written once a second).
+    let date = httpdate::parse_http_date(headers["date"].to_str().unwrap()).unwrap();
+    let now = std::time::SystemTime::now();
+    let off = now.duration_since(date).unwrap_or_else(|e| e.duration());
+    assert!(
+        off < std::time::Duration::from_secs(2),
+        "{date:?} vs {now:?}"
+    );
     assert!(headers["content-type"]
         .to_str()
         .unwrap()
         .starts_with("application/json;odata=minimalmetadata"));
+
+    // The version asked for is the one answered; each answer has its own id.
+    // (Unsigned: refused, with the same headers.)
+    let second = wire
+        .client
+        .get(format!(
+            "http://{}/devstoreaccount1/Tables",
+            wire.server.addr()
+        ))
+        .header("x-ms-version", "2020-12-06")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(second.status(), 403);
+    assert_eq!(second.headers()["x-ms-version"], "2020-12-06");
+    assert!(second.headers().get("x-ms-client-request-id").is_none());
+    assert_ne!(
+        second.headers()["x-ms-request-id"],
+        headers["x-ms-request-id"]
+    );
 }
 
 #[tokio::test]
