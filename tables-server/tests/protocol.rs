@@ -177,6 +177,20 @@ async fn failure(response: Response) -> (u16, String, String) {
     (status, header, code)
 }
 
+/// Set Table Service Properties with one CORS rule: `origin` may `GET`, for 30 s,
+/// with `x-ms-*` headers, seeing `x-ms-request-id`.
+fn set_cors(origin: &str) -> Call<'static> {
+    let properties = format!(
+        "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>{origin}</AllowedOrigins>\
+         <AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>30</MaxAgeInSeconds>\
+         <ExposedHeaders>x-ms-request-id</ExposedHeaders><AllowedHeaders>x-ms-*</AllowedHeaders>\
+         </CorsRule></Cors></StorageServiceProperties>"
+    );
+    call("PUT", "/devstoreaccount1/?restype=service&comp=properties")
+        .header("content-type", "application/xml")
+        .with_body(&properties)
+}
+
 fn uuid_like(text: &str) -> bool {
     text.len() == 36 && text.chars().filter(|c| *c == '-').count() == 4
 }
@@ -1053,14 +1067,10 @@ async fn stored_access_policies_and_the_xml_apis() {
     assert_eq!(get(table_sas(by_policy)).await.1, "AuthenticationFailed");
 
     // Service properties: CORS rules honoured on preflight and on answers.
-    let cors = "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>https://app.example</AllowedOrigins>\
-        <AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>30</MaxAgeInSeconds>\
-        <ExposedHeaders>x-ms-request-id</ExposedHeaders><AllowedHeaders>x-ms-*</AllowedHeaders>\
-        </CorsRule></Cors></StorageServiceProperties>";
-    let set = call("PUT", "/devstoreaccount1/?restype=service&comp=properties")
-        .header("content-type", "application/xml")
-        .with_body(cors);
-    assert_eq!(wire.send(set).await.status(), 202);
+    assert_eq!(
+        wire.send(set_cors("https://app.example")).await.status(),
+        202
+    );
     let preflight = |origin: &'static str, headers: Option<&'static str>| {
         let mut request = call("OPTIONS", "/devstoreaccount1/Tables")
             .header("origin", origin)
@@ -1155,14 +1165,10 @@ async fn a_data_directory_keeps_rows_policies_and_properties_across_restarts() {
         .header("content-type", "application/xml")
         .with_body(policy);
     assert_eq!(first.send(set_acl).await.status(), 204);
-    let cors = "<StorageServiceProperties><Cors><CorsRule><AllowedOrigins>https://kept.example</AllowedOrigins>\
-        <AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>30</MaxAgeInSeconds>\
-        <ExposedHeaders>x-ms-request-id</ExposedHeaders><AllowedHeaders>x-ms-*</AllowedHeaders>\
-        </CorsRule></Cors></StorageServiceProperties>";
-    let set_properties = call("PUT", "/devstoreaccount1/?restype=service&comp=properties")
-        .header("content-type", "application/xml")
-        .with_body(cors);
-    assert_eq!(first.send(set_properties).await.status(), 202);
+    assert_eq!(
+        first.send(set_cors("https://kept.example")).await.status(),
+        202
+    );
     first.server.stop();
 
     // The first restart replays the journal (and snapshots it); the second loads

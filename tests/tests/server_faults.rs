@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use tables_client::remote::{RemoteEngine, RetryPolicy};
-use tables_client::{DynamicEntity, Engine, EntityKey, IfMatch, QuerySpec, WriteOp};
+use tables_client::{DynamicEntity, Engine, EntityKey, IfMatch, WriteOp};
 use tables_server::{FaultRule, RunningServer, Server};
 
 async fn server(rules: &[&str]) -> RunningServer {
@@ -32,11 +32,7 @@ fn quick_retries() -> RetryPolicy {
 }
 
 async fn rows(engine: &RemoteEngine, table: &str) -> Vec<DynamicEntity> {
-    engine
-        .query(table, &QuerySpec::new(), None)
-        .await
-        .unwrap()
-        .items
+    tables_tests::read::all_rows(engine, table).await.unwrap()
 }
 
 #[tokio::test]

@@ -57,6 +57,14 @@ fn open(dir: &Path, limit: u64) -> io::Result<Opened> {
     })
 }
 
+impl Opened {
+    /// Writes `op` and waits until the journal holds it (what an answer waits for).
+    async fn write_settled(&self, table: &str, op: &WriteOp) {
+        self.engine.write(table, op).await.unwrap();
+        self.journal.settle().await.unwrap();
+    }
+}
+
 async fn all_rows(engine: &MemEngine, table: &str) -> Vec<DynamicEntity> {
     let mut rows = Vec::new();
     let mut token = None;
@@ -202,11 +210,8 @@ async fn a_batch_cut_short_by_a_crash_is_dropped_whole() {
     let first = open(&dir.0, DEFAULT_JOURNAL_LIMIT).unwrap();
     first.engine.create_table("Tab").await.unwrap();
     first
-        .engine
-        .write("Tab", &insert(row("p", "kept", 1)))
-        .await
-        .unwrap();
-    first.journal.settle().await.unwrap();
+        .write_settled("Tab", &insert(row("p", "kept", 1)))
+        .await;
     let (_, before_batch) = last_segment(&dir.0);
     let batch: Vec<WriteOp> = (0..4)
         .map(|i| insert(row("p", &format!("b{i}"), i)))
@@ -242,11 +247,8 @@ async fn a_batch_cut_short_by_a_crash_is_dropped_whole() {
         };
         assert_eq!(keys(all_rows(&reopened.engine, "Tab").await), ["kept"]);
         reopened
-            .engine
-            .write("Tab", &insert(row("p", "next", 2)))
-            .await
-            .unwrap();
-        reopened.journal.settle().await.unwrap();
+            .write_settled("Tab", &insert(row("p", "next", 2)))
+            .await;
         reopened.journal.close();
         let again = open(&dir.0, DEFAULT_JOURNAL_LIMIT).unwrap();
         assert_eq!(keys(all_rows(&again.engine, "Tab").await), ["kept", "next"]);
@@ -266,12 +268,7 @@ async fn damage_before_acknowledged_writes_stops_the_start_with_the_file_named()
     // from covering it by removing it again.)
     let (first_segment, bytes) = last_segment(&dir.0);
     let second = open(&dir.0, DEFAULT_JOURNAL_LIMIT).unwrap();
-    second
-        .engine
-        .write("Tab", &insert(row("p", "r", 1)))
-        .await
-        .unwrap();
-    second.journal.settle().await.unwrap();
+    second.write_settled("Tab", &insert(row("p", "r", 1))).await;
     second.journal.close();
     let _ = fs::remove_file(dir.0.join(SNAPSHOT));
     let mut damaged = bytes.clone();
