@@ -240,6 +240,12 @@ impl DynamicEntity {
         self.properties.make_mut().reserve(additional);
     }
 
+    /// Sets the whole list at once (a decoder that built it); the caller guarantees
+    /// names are distinct.
+    pub(crate) fn set_properties(&mut self, list: Vec<Property>) {
+        self.properties = Properties::from_vec(list);
+    }
+
     /// Appends a property without looking for one of the same name: the caller
     /// guarantees names are distinct (generated code).
     pub(crate) fn push_unchecked(&mut self, name: Arc<str>, value: Value) {

@@ -24,6 +24,11 @@ impl Properties {
         self.0.as_deref().map_or(&[], Vec::as_slice)
     }
 
+    /// A list built whole (one allocation for the shared list, none when empty).
+    pub(crate) fn from_vec(list: Vec<Property>) -> Properties {
+        Properties((!list.is_empty()).then(|| Arc::new(list)))
+    }
+
     /// The list to change: copied first if another entity shares it.
     pub(crate) fn make_mut(&mut self) -> &mut Vec<Property> {
         Arc::make_mut(self.0.get_or_insert_with(Arc::default))

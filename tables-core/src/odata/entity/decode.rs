@@ -292,6 +292,63 @@ impl<'de> de::Visitor<'de> for RawSeed {
     }
 }
 
+/// Reads `odata.etag`: a string straight into an [`ETag`] (the service escapes its
+/// quotes, so serde hands over unescaped text that would otherwise be copied into a
+/// `String` first, then into the ETag), anything else as a [`Raw`] for
+/// [`resolve`] to accept (`null`) or refuse.
+struct EtagSeed;
+
+impl<'de> DeserializeSeed<'de> for EtagSeed {
+    type Value = std::result::Result<ETag, Raw<'de>>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(EtagSeed)
+    }
+}
+
+impl<'de> de::Visitor<'de> for EtagSeed {
+    type Value = std::result::Result<ETag, Raw<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an ETag string")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(Ok(ETag::new(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+        RawSeed.visit_u64(v).map(Err)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+        RawSeed.visit_i64(v).map(Err)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
+        RawSeed.visit_f64(v).map(Err)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Self::Value, E> {
+        RawSeed.visit_bool(v).map(Err)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        RawSeed.visit_unit().map(Err)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        RawSeed.visit_map(map).map(Err)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
+        RawSeed.visit_seq(seq).map(Err)
+    }
+}
+
 /// Reads one entity object.
 struct EntityVisitor<'c, 'de> {
     ctx: &'c mut Ctx<'de>,
@@ -328,7 +385,13 @@ impl<'de> de::Visitor<'de> for EntityVisitor<'_, 'de> {
                 "PartitionKey" => &mut fields.partition_key,
                 "RowKey" => &mut fields.row_key,
                 "Timestamp" => &mut fields.timestamp,
-                "odata.etag" => &mut fields.etag,
+                "odata.etag" => {
+                    if fields.etag.is_some() {
+                        return Err(ctx.fail(property_error(&key, "given twice")));
+                    }
+                    fields.etag = Some(map.next_value_seed(EtagSeed)?);
+                    continue;
+                }
                 k if k.starts_with("odata.") => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -366,7 +429,7 @@ struct SystemFields<'de> {
     partition_key: Option<Raw<'de>>,
     row_key: Option<Raw<'de>>,
     timestamp: Option<Raw<'de>>,
-    etag: Option<Raw<'de>>,
+    etag: Option<std::result::Result<ETag, Raw<'de>>>,
 }
 
 /// A system property that must be a string (or `null`, meaning absent).
@@ -416,9 +479,13 @@ fn resolve(ctx: &mut Ctx<'_>, mut fields: SystemFields<'_>) -> Result<DynamicEnt
             })
         })
         .transpose()?;
-    let etag = system_string("odata.etag", fields.etag)?
-        .map(ETag::new)
-        .or_else(|| timestamp.map(ETag::from_timestamp));
+    let etag = match fields.etag {
+        Some(Ok(etag)) => Some(etag),
+        // `null` is absent; another JSON type is refused as for every system string.
+        Some(Err(raw)) => system_string("odata.etag", Some(raw))?.map(ETag::new),
+        None => None,
+    }
+    .or_else(|| timestamp.map(ETag::from_timestamp));
 
     let Ctx {
         props,
@@ -471,14 +538,17 @@ fn resolve(ctx: &mut Ctx<'_>, mut fields: SystemFields<'_>) -> Result<DynamicEnt
     let mut entity = DynamicEntity::new(partition_key, row_key);
     entity.timestamp = timestamp;
     entity.etag = etag;
-    entity.reserve(props.len());
+    // Built whole and then handed over: pushing one by one checks whether the
+    // shared list is shared on every push.
+    let mut list = Vec::with_capacity(props.len());
     for (name, raw, edm) in props.drain(..) {
         if matches!(raw, Raw::Null) {
             continue;
         }
         let value = typed_value(&name, raw, edm)?;
-        entity.push_unchecked(names.get(entity.len(), &name), value);
+        list.push((names.get(list.len(), &name), value));
     }
+    entity.set_properties(list);
     Ok(entity)
 }
 
@@ -757,6 +827,8 @@ mod tests {
         assert_eq!(e.len(), 9);
         let bare = entity(r#"{"PartitionKey":"p","RowKey":"r"}"#);
         assert_eq!((bare.timestamp, &bare.etag, bare.len()), (None, &None, 0));
+        let unversioned = entity(r#"{"PartitionKey":"p","RowKey":"r","odata.etag":null}"#);
+        assert_eq!(unversioned.etag, None, "a null ETag is absent");
     }
 
     #[test]
@@ -840,6 +912,14 @@ mod tests {
             ),
             (
                 r#"{"PartitionKey":"p","RowKey":"r","odata.etag":7}"#,
+                Some("odata.etag"),
+            ),
+            (
+                r#"{"PartitionKey":"p","RowKey":"r","odata.etag":{"a":1}}"#,
+                Some("odata.etag"),
+            ),
+            (
+                r#"{"PartitionKey":"p","RowKey":"r","odata.etag":"W/\"1\"","odata.etag":"W/\"2\""}"#,
                 Some("odata.etag"),
             ),
             (r#"{"PartitionKey":"p","RowKey":"r"} x"#, None),
