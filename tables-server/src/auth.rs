@@ -14,7 +14,9 @@ use tables_core::{DateTime, EntityKey};
 
 use crate::account::Account;
 use crate::handle::AccountState;
-use crate::reply::Failure;
+use hyper::header;
+
+use crate::reply::{names, Failure};
 use crate::request::Request;
 
 /// How far a request's date may be from the server's clock, as Azure allows.
@@ -217,7 +219,7 @@ fn permission_mismatch(what: &str, needed: &str, granted: &str, any: bool) -> Fa
 /// `403 AuthorizationServiceMismatch` for an account SAS without the table service.
 pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Access, Failure> {
     let account: &Account = &state.account;
-    let Some(header) = request.header("authorization") else {
+    let Some(header) = request.header(header::AUTHORIZATION) else {
         if request.param("sig").is_some() {
             return authenticate_sas(request, state, DateTime::now());
         }
@@ -241,14 +243,14 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
         )));
     }
     let date = request
-        .header("x-ms-date")
-        .or_else(|| request.header("date"))
+        .header(names::X_MS_DATE)
+        .or_else(|| request.header(header::DATE))
         .ok_or_else(|| failed("a signed request needs an x-ms-date (or Date) header"))?;
     check_fresh(date)?;
     let comp = request.param("comp");
     let method = request.original_method();
-    let content_md5 = request.header("content-md5").unwrap_or("");
-    let content_type = request.header("content-type").unwrap_or("");
+    let content_md5 = request.header(names::CONTENT_MD5).unwrap_or("");
+    let content_type = request.header(header::CONTENT_TYPE).unwrap_or("");
     let signed_over = |path: &str| {
         let resource = canonical_resource(account.name(), path, comp);
         account.keys().iter().any(|key| {
@@ -257,9 +259,9 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
     };
     // The path as sent; a client that signed it decoded is accepted too (the
     // decoded form is only worked out when it differs).
-    let signed = signed_over(&request.raw_path) || {
-        let decoded = percent_encoding::percent_decode_str(&request.raw_path).decode_utf8_lossy();
-        decoded != request.raw_path.as_str() && signed_over(&decoded)
+    let signed = signed_over(request.raw_path()) || {
+        let decoded = percent_encoding::percent_decode_str(request.raw_path()).decode_utf8_lossy();
+        decoded != request.raw_path() && signed_over(&decoded)
     };
     if signed {
         Ok(Access::Full)
@@ -272,7 +274,7 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
                 tables_core::auth::SharedKeyScheme::SharedKey => "SharedKey",
                 tables_core::auth::SharedKeyScheme::SharedKeyLite => "SharedKeyLite",
             },
-            request.raw_path
+            request.raw_path()
         )))
     }
 }

@@ -49,7 +49,7 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
             ),
         ));
     }
-    let content_type = request.header("content-type").unwrap_or_default();
+    let content_type = request.header(header::CONTENT_TYPE).unwrap_or_default();
     let parts = parse_batch_request(content_type, &request.body).map_err(|err| {
         Failure::invalid_input(format!(
             "the $batch body is not a multipart/mixed batch: {}",
@@ -91,7 +91,7 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
     };
     let here = Resource {
         base_url: &call.target.base_url,
-        account: &call.target.account,
+        account: call.target.account,
         table: &table,
     };
     let parts = ops
@@ -141,7 +141,7 @@ fn operation(
     part: &BatchSubRequest,
     table: &mut Option<String>,
 ) -> Result<(WriteOp, Answering), Failure> {
-    let path = sub_request_path(&part.url, &call.target.account).ok_or_else(|| {
+    let path = sub_request_path(&part.url, call.target.account).ok_or_else(|| {
         Failure::invalid_input(format!(
             "the batch operation's URL {:?} is not an entity URL of account {:?}",
             part.url, call.target.account
@@ -194,7 +194,7 @@ async fn query(
     batch_id: &str,
     metadata: Metadata,
 ) -> Result<Reply, Failure> {
-    let path = sub_request_path(&part.url, &call.target.account);
+    let path = sub_request_path(&part.url, call.target.account);
     let answer =
         |part: BatchPart| -> Reply { encode_batch_response(batch_id, None, &[part]).into() };
     let Some(ResourcePath::Entity(table, key)) = path.as_deref().and_then(ResourcePath::parse)
@@ -215,7 +215,7 @@ async fn query(
         Ok(Some(entity)) => {
             let here = Resource {
                 base_url: &call.target.base_url,
-                account: &call.target.account,
+                account: call.target.account,
                 table: &table,
             };
             let mut body = Vec::with_capacity(256);

@@ -23,12 +23,14 @@ pub(crate) fn preflight(account: &AccountState, request: &Request) -> Result<Rep
             format!("a CORS preflight (OPTIONS) request needs the {name} header"),
         )
     };
-    let origin = request.header("origin").ok_or_else(|| missing("Origin"))?;
+    let origin = request
+        .header(header::ORIGIN)
+        .ok_or_else(|| missing("Origin"))?;
     let method = request
-        .header("access-control-request-method")
+        .header(header::ACCESS_CONTROL_REQUEST_METHOD)
         .ok_or_else(|| missing("Access-Control-Request-Method"))?;
     let asked_headers = request
-        .header("access-control-request-headers")
+        .header(header::ACCESS_CONTROL_REQUEST_HEADERS)
         .unwrap_or("");
     let headers: Vec<&str> = asked_headers
         .split(',')
@@ -67,12 +69,12 @@ pub(crate) fn preflight(account: &AccountState, request: &Request) -> Result<Rep
 /// Adds the CORS headers of the first rule that admits the request's `Origin` and
 /// method (none without an `Origin` or a matching rule).
 pub(crate) fn decorate(state: &State, request: &Request, reply: Reply) -> Reply {
-    let Some(origin) = request.header("origin") else {
+    let Some(origin) = request.header(header::ORIGIN) else {
         return reply;
     };
     let Some(account) = request
         .target(|name| state.accounts.contains_key(name))
-        .and_then(|target| state.accounts.get(&target.account))
+        .and_then(|target| state.accounts.get(target.account))
     else {
         return reply;
     };
@@ -80,7 +82,7 @@ pub(crate) fn decorate(state: &State, request: &Request, reply: Reply) -> Reply 
     let Some(rule) = properties
         .cors
         .iter()
-        .find(|rule| rule.allows(origin, &request.method, &[]))
+        .find(|rule| rule.allows(origin, request.method.as_str(), &[]))
     else {
         return reply;
     };

@@ -21,7 +21,7 @@ use crate::tables::{prefers_no_content, top};
 fn resource<'a>(call: &'a Call<'_>, table: &'a str) -> Resource<'a> {
     Resource {
         base_url: &call.target.base_url,
-        account: &call.target.account,
+        account: call.target.account,
         table,
     }
 }
@@ -181,7 +181,7 @@ pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failur
     allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
     let etag = outcome.etag.clone();
-    let reply = if prefers_no_content(call.request.header("prefer")) {
+    let reply = if prefers_no_content(call.request.header(names::PREFER)) {
         Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content")
     } else {
         let entity = op
@@ -238,9 +238,9 @@ fn decode_body(body: &[u8]) -> Result<RequestEntity, Failure> {
 /// `PUT`, `MERGE`/`PATCH` (also tunnelled) and `DELETE` on an entity.
 pub(crate) async fn write(call: &Call<'_>, table: &str, key: &EntityKey) -> Result<Reply, Failure> {
     let op = write_op(
-        &call.request.method,
+        call.request.method.as_str(),
         key,
-        call.request.header("if-match"),
+        call.request.header(header::IF_MATCH),
         &call.request.body,
     )?;
     allow_write(&call.access, table, &op)?;

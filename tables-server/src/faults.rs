@@ -138,14 +138,14 @@ impl FaultRule {
     fn matches(&self, request: &Request, table: Option<&str>) -> bool {
         self.method
             .as_deref()
-            .map_or(true, |m| m.eq_ignore_ascii_case(&request.method))
+            .map_or(true, |m| m.eq_ignore_ascii_case(request.method.as_str()))
             && self.table.as_deref().map_or(true, |want| {
                 table.is_some_and(|table| table.eq_ignore_ascii_case(want))
             })
             && self
                 .path
                 .as_deref()
-                .map_or(true, |text| request.raw_path.contains(text))
+                .map_or(true, |text| request.raw_path().contains(text))
     }
 }
 
@@ -345,16 +345,16 @@ impl Faults {
     /// The effect to inject into this request, if a rule fires; logs it. The
     /// request's resource path (relative to its account) is only worked out when
     /// rules are set.
-    pub(crate) fn fire(
+    pub(crate) fn fire<'r>(
         &self,
-        request: &Request,
-        resource: impl FnOnce() -> Option<String>,
+        request: &'r Request,
+        resource: impl FnOnce() -> Option<&'r str>,
     ) -> Option<FaultEffect> {
         if !self.armed.load(Ordering::Acquire) {
             return None;
         }
         let mut rules = self.rules();
-        let table = match resource().as_deref().and_then(ResourcePath::parse) {
+        let table = match resource().and_then(ResourcePath::parse) {
             Some(ResourcePath::Entities(table) | ResourcePath::Entity(table, _)) => Some(table),
             Some(ResourcePath::Table(table)) => Some(table),
             _ => None,
@@ -375,7 +375,7 @@ impl Faults {
             "{} -> {} {} (firing {} of {})",
             armed.rule,
             request.method,
-            request.raw_path,
+            request.raw_path(),
             armed.fired,
             armed
                 .rule

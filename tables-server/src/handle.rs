@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use hyper::header;
 use tables_core::odata::path::ResourcePath;
 use tables_core::odata::response::Metadata;
 use tables_core::service::acl::SignedIdentifier;
@@ -134,7 +135,7 @@ impl AccountState {
 /// What a handler works with: the account's state, the target, and how to answer.
 pub(crate) struct Call<'a> {
     pub(crate) account: &'a AccountState,
-    pub(crate) target: &'a Target,
+    pub(crate) target: &'a Target<'a>,
     pub(crate) request: &'a Request,
     /// What the request's credentials allow.
     pub(crate) access: Access,
@@ -151,7 +152,7 @@ impl Call<'_> {
         if let Some(format) = self.request.param("$format") {
             return Metadata::from_media_type(format).ok_or_else(|| atom_refused(format));
         }
-        let Some(accept) = self.request.header("accept") else {
+        let Some(accept) = self.request.header(header::ACCEPT) else {
             return Ok(Metadata::Minimal);
         };
         let mut refused = None;
@@ -191,7 +192,7 @@ pub(crate) async fn handle(state: &State, request: &Request) -> Result<Reply, Fa
     let target = request
         .target(|name| state.accounts.contains_key(name))
         .ok_or_else(|| Failure::new(400, "InvalidUri", "the request has no path"))?;
-    let account = state.accounts.get(&target.account).ok_or_else(|| {
+    let account = state.accounts.get(target.account).ok_or_else(|| {
         let mut known: Vec<&str> = state.accounts.keys().map(String::as_str).collect();
         known.sort_unstable();
         Failure::new(
@@ -206,7 +207,7 @@ pub(crate) async fn handle(state: &State, request: &Request) -> Result<Reply, Fa
             ),
         )
     })?;
-    let resource = ResourcePath::parse(&target.resource).ok_or_else(|| {
+    let resource = ResourcePath::parse(target.resource).ok_or_else(|| {
         Failure::new(
             400,
             "InvalidUri",

@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue, InvalidHeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::StatusCode;
+use hyper::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
 use tables_core::odata::header::API_VERSION;
 use tokio::net::{TcpListener, TcpStream};
@@ -162,7 +162,7 @@ async fn serve_request(
     request: &Request,
     request_id: &str,
 ) -> Result<Reply, Dropped> {
-    if state.fault_control && request.raw_path.trim_end_matches('/') == "/_faults" {
+    if state.fault_control && request.raw_path().trim_end_matches('/') == "/_faults" {
         return Ok(control(state, request));
     }
     let resource = || {
@@ -211,7 +211,7 @@ async fn serve_request(
             tracing::debug!(
                 request_id = %request_id,
                 method = %request.method,
-                path = %request.raw_path,
+                path = %request.raw_path(),
                 peer = %request.peer,
                 status = failure.status,
                 code = %failure.code,
@@ -272,57 +272,50 @@ pub(crate) fn read(
     body: Bytes,
     peer: SocketAddr,
 ) -> Result<Request, Failure> {
-    let wire_method = parts.method.as_str().to_owned();
-    let tunnelled = match parts.headers.get_all("x-http-method").iter().count() {
-        0 => None,
-        1 => Some(
-            parts
-                .headers
-                .get("x-http-method")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .trim()
-                .to_owned(),
-        ),
-        _ => {
+    let wire_method = parts.method;
+    let mut tunnelled = parts.headers.get_all(names::X_HTTP_METHOD).iter();
+    let method = match (tunnelled.next(), tunnelled.next()) {
+        (None, _) => wire_method.clone(),
+        (Some(_), Some(_)) => {
             return Err(Failure::new(
                 400,
                 "XMethodIncorrectCount",
                 "the request has more than one X-HTTP-Method header",
             ))
         }
-    };
-    let method = match tunnelled {
-        None => wire_method.clone(),
-        Some(_) if wire_method != "POST" => {
+        (Some(_), None) if wire_method != Method::POST => {
             return Err(Failure::new(
                 400,
                 "XMethodNotUsingPost",
                 "X-HTTP-Method tunnels a method through POST only",
             ))
         }
-        Some(method)
-            if matches!(
-                method.as_str(),
-                "MERGE" | "PATCH" | "DELETE" | "PUT" | "GET"
-            ) =>
-        {
-            method
-        }
-        Some(method) => {
-            return Err(Failure::new(
-                400,
-                "XMethodIncorrectValue",
-                format!("X-HTTP-Method {method:?} is not MERGE, PATCH, PUT, DELETE or GET"),
-            ))
+        (Some(value), None) => {
+            let text = value.to_str().unwrap_or_default().trim();
+            match text {
+                "MERGE" | "PATCH" | "DELETE" | "PUT" | "GET" => Method::from_bytes(text.as_bytes())
+                    .map_err(|_| {
+                        Failure::new(
+                            400,
+                            "XMethodIncorrectValue",
+                            "X-HTTP-Method is not a method",
+                        )
+                    })?,
+                _ => {
+                    return Err(Failure::new(
+                        400,
+                        "XMethodIncorrectValue",
+                        format!("X-HTTP-Method {text:?} is not MERGE, PATCH, PUT, DELETE or GET"),
+                    ))
+                }
+            }
         }
     };
-    let raw_path = parts.uri.path().to_owned();
     let query = parse_query(parts.uri.query().unwrap_or_default());
     Ok(Request {
         method,
         wire_method,
-        raw_path,
+        uri: parts.uri,
         query,
         headers: parts.headers,
         body,

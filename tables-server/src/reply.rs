@@ -81,6 +81,11 @@ pub(crate) mod names {
     pub(crate) const VERSION: HeaderName = HeaderName::from_static("x-ms-version");
     pub(crate) const RETRY_AFTER_MS: HeaderName = HeaderName::from_static("x-ms-retry-after-ms");
     pub(crate) const PREFERENCE_APPLIED: HeaderName = HeaderName::from_static("preference-applied");
+    // Read from requests.
+    pub(crate) const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
+    pub(crate) const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
+    pub(crate) const PREFER: HeaderName = HeaderName::from_static("prefer");
+    pub(crate) const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 }
 
 /// A refusal in the service's terms: status, error code and message.

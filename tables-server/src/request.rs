@@ -5,18 +5,19 @@
 use std::net::IpAddr;
 
 use bytes::Bytes;
-use hyper::header::HeaderMap;
+use hyper::header::{self, AsHeaderName, HeaderMap};
+use hyper::{Method, Uri};
 use percent_encoding::percent_decode_str;
 
 /// One request, read whole.
 #[derive(Debug)]
 pub(crate) struct Request {
     /// The method; for a `POST` with `X-HTTP-Method`, the tunnelled method.
-    pub(crate) method: String,
+    pub(crate) method: Method,
     /// The method of the request line (what a SharedKey signature covers).
-    pub(crate) wire_method: String,
-    /// The path as sent (percent-encoded), from the first `/`.
-    pub(crate) raw_path: String,
+    pub(crate) wire_method: Method,
+    /// The request target as sent (its path is percent-encoded).
+    pub(crate) uri: Uri,
     /// The query parameters, decoded, in order.
     pub(crate) query: Vec<(String, String)>,
     pub(crate) headers: HeaderMap,
@@ -27,13 +28,14 @@ pub(crate) struct Request {
     pub(crate) peer: IpAddr,
 }
 
-/// Where a request is addressed: the account and the path below it.
+/// Where a request is addressed: the account and the path below it (borrowed from
+/// the request).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Target {
-    pub(crate) account: String,
+pub(crate) struct Target<'a> {
+    pub(crate) account: &'a str,
     /// The path relative to the account, as sent (percent-encoded), without the
     /// leading `/`.
-    pub(crate) resource: String,
+    pub(crate) resource: &'a str,
     /// The account's base URL as the client addressed it (no trailing `/`).
     pub(crate) base_url: String,
 }
@@ -41,11 +43,18 @@ pub(crate) struct Target {
 impl Request {
     /// The method of the request line.
     pub(crate) fn original_method(&self) -> &str {
-        &self.wire_method
+        self.wire_method.as_str()
     }
 
-    /// The first value of a header, if it is text.
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    /// The path as sent (percent-encoded), from the first `/`.
+    pub(crate) fn raw_path(&self) -> &str {
+        self.uri.path()
+    }
+
+    /// The first value of a header, if it is text. Named by a constant
+    /// ([`hyper::header`], [`crate::reply::names`]) where the server looks often: a name given
+    /// as text is parsed and lowercased on every lookup.
+    pub(crate) fn header(&self, name: impl AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
@@ -67,27 +76,37 @@ impl Request {
     /// when the host is a name with a dot whose first label is a known account;
     /// otherwise path-style (`/acct/...`), where a first segment of
     /// `<account>-secondary` names the account too.
-    pub(crate) fn target(&self, is_account: impl Fn(&str) -> bool) -> Option<Target> {
-        let host = self.header("host").unwrap_or("127.0.0.1");
+    pub(crate) fn target(&self, is_account: impl Fn(&str) -> bool) -> Option<Target<'_>> {
+        let host = self.header(header::HOST).unwrap_or("127.0.0.1");
         let hostname = host_without_port(host);
+        let base_url = |path: &[&str]| {
+            let mut url = String::with_capacity(
+                self.scheme.len() + 3 + host.len() + path.iter().map(|p| p.len()).sum::<usize>(),
+            );
+            for part in [self.scheme, "://", host].iter().chain(path) {
+                url.push_str(part);
+            }
+            url
+        };
+        let raw_path = self.raw_path();
         if hostname.parse::<IpAddr>().is_err() && hostname.contains('.') {
             let label = hostname.split('.').next().unwrap_or_default();
             let account = label.strip_suffix("-secondary").unwrap_or(label);
             if is_account(account) {
                 return Some(Target {
-                    account: account.to_owned(),
-                    resource: self.raw_path.trim_start_matches('/').to_owned(),
-                    base_url: format!("{}://{host}", self.scheme),
+                    account,
+                    resource: raw_path.trim_start_matches('/'),
+                    base_url: base_url(&[]),
                 });
             }
         }
-        let path = self.raw_path.strip_prefix('/')?;
+        let path = raw_path.strip_prefix('/')?;
         let (segment, rest) = path.split_once('/').unwrap_or((path, ""));
         let account = segment.strip_suffix("-secondary").unwrap_or(segment);
         Some(Target {
-            account: account.to_owned(),
-            resource: rest.to_owned(),
-            base_url: format!("{}://{host}/{segment}", self.scheme),
+            account,
+            resource: rest,
+            base_url: base_url(&["/", segment]),
         })
     }
 }
@@ -126,9 +145,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("host", host.parse().unwrap());
         Request {
-            method: "GET".into(),
-            wire_method: "GET".into(),
-            raw_path: path.into(),
+            method: Method::GET,
+            wire_method: Method::GET,
+            uri: path.parse().unwrap(),
             query: Vec::new(),
             headers,
             body: Bytes::new(),
@@ -140,45 +159,42 @@ mod tests {
     #[test]
     fn path_and_host_style() {
         let known = |name: &str| name == "acct";
-        let path = request("127.0.0.1:10002", "/acct/Tables")
-            .target(known)
-            .unwrap();
-        assert_eq!(
+        // (host, path) -> (account, resource, base URL)
+        for (host, path, expected) in [
             (
-                path.account.as_str(),
-                path.resource.as_str(),
-                path.base_url.as_str()
-            ),
-            ("acct", "Tables", "http://127.0.0.1:10002/acct")
-        );
-        let host = request(
-            "acct.table.localhost:10002",
-            "/t(PartitionKey='a',RowKey='b')",
-        )
-        .target(known)
-        .unwrap();
-        assert_eq!(
-            (
-                host.account.as_str(),
-                host.resource.as_str(),
-                host.base_url.as_str()
+                "127.0.0.1:10002",
+                "/acct/Tables",
+                ("acct", "Tables", "http://127.0.0.1:10002/acct"),
             ),
             (
-                "acct",
-                "t(PartitionKey='a',RowKey='b')",
-                "http://acct.table.localhost:10002"
-            )
-        );
-        // `localhost` has no dot: path-style.
-        let local = request("localhost:1", "/acct/").target(known).unwrap();
-        assert_eq!(
-            (local.account.as_str(), local.resource.as_str()),
-            ("acct", "")
-        );
-        let secondary = request("[::1]:1", "/acct-secondary/Tables")
-            .target(known)
-            .unwrap();
-        assert_eq!(secondary.account, "acct");
+                "acct.table.localhost:10002",
+                "/t(PartitionKey='a',RowKey='b')",
+                (
+                    "acct",
+                    "t(PartitionKey='a',RowKey='b')",
+                    "http://acct.table.localhost:10002",
+                ),
+            ),
+            // `localhost` has no dot: path-style.
+            (
+                "localhost:1",
+                "/acct/",
+                ("acct", "", "http://localhost:1/acct"),
+            ),
+            (
+                "[::1]:1",
+                "/acct-secondary/Tables",
+                ("acct", "Tables", "http://[::1]:1/acct-secondary"),
+            ),
+        ] {
+            let request = request(host, path);
+            let target = request.target(known).unwrap();
+            assert_eq!(
+                (target.account, target.resource, target.base_url.as_str()),
+                expected,
+                "{host} {path}"
+            );
+        }
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
         false,
         metadata,
         &call.target.base_url,
-        &call.target.account,
+        call.target.account,
         &mut body,
     );
     let mut reply = Reply::json(200, metadata, body);
@@ -79,7 +79,7 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
     let metadata = call.metadata()?;
     let name = table_name(&call.request.body)?;
     call.account.engine.create_table(&name).await?;
-    if prefers_no_content(call.request.header("prefer")) {
+    if prefers_no_content(call.request.header(names::PREFER)) {
         return Ok(Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content"));
     }
     let mut body = Vec::with_capacity(128);
@@ -88,7 +88,7 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
         true,
         metadata,
         &call.target.base_url,
-        &call.target.account,
+        call.target.account,
         &mut body,
     );
     Ok(Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content"))

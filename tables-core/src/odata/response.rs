@@ -66,16 +66,23 @@ impl Metadata {
     pub fn from_media_type(media_type: &str) -> Option<Metadata> {
         let mut parts = media_type.split(';').map(str::trim);
         let essence = parts.next().unwrap_or_default();
-        let by_name = |name: &str| match name.to_ascii_lowercase().as_str() {
-            "nometadata" => Some(Metadata::None),
-            "minimalmetadata" => Some(Metadata::Minimal),
-            "fullmetadata" => Some(Metadata::Full),
-            _ => None,
+        // Compared without regard to case, and without lowercasing copies: every
+        // request is asked this.
+        let by_name = |name: &str| {
+            [
+                ("nometadata", Metadata::None),
+                ("minimalmetadata", Metadata::Minimal),
+                ("fullmetadata", Metadata::Full),
+            ]
+            .into_iter()
+            .find(|(known, _)| name.eq_ignore_ascii_case(known))
+            .map(|(_, level)| level)
         };
         if !essence.eq_ignore_ascii_case("application/json") {
-            return match essence.to_ascii_lowercase().as_str() {
-                "json" => Some(Metadata::Minimal),
-                other => by_name(other),
+            return if essence.eq_ignore_ascii_case("json") {
+                Some(Metadata::Minimal)
+            } else {
+                by_name(essence)
             };
         }
         let mut level = Metadata::Minimal;

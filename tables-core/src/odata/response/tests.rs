@@ -160,6 +160,8 @@ fn media_types() {
         ("application/atom+xml", Option::None),
         ("nometadata", Some(None)),
         ("json", Some(Minimal)),
+        ("JSON", Some(Minimal)),
+        ("FullMetadata", Some(Full)),
         ("atom", Option::None),
     ] {
         assert_eq!(Metadata::from_media_type(text), level, "{text}");
