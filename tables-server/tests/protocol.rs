@@ -401,6 +401,18 @@ async fn merge_through_x_http_method_and_host_style_urls() {
     )
     .await;
     assert_eq!((status, code.as_str()), (400, "XMethodIncorrectValue"));
+    // Two of them (the names differ in case only, so the test client sends both).
+    let (status, _, code) = failure(
+        wire.send(
+            call("POST", path)
+                .json("{}")
+                .header("x-http-method", "MERGE")
+                .header("X-HTTP-Method", "MERGE"),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((status, code.as_str()), (400, "XMethodIncorrectCount"));
 
     // Host-style: the account in the host name, the table first in the path; the
     // signature covers the path as sent.
