@@ -309,7 +309,7 @@ impl DateTime {
 
     /// The ISO 8601 text in a buffer, and its length: `time_separator` (at most 3
     /// bytes) between hours, minutes and seconds.
-    fn iso_bytes(self, time_separator: &[u8]) -> ([u8; 34], usize) {
+    pub(crate) fn iso_bytes(self, time_separator: &[u8]) -> ([u8; 34], usize) {
         let (year, month, day, hour, minute, second) = self.to_ymd_hms();
         // Fixed-width digits written by hand: this runs for every DateTime property
         // sent and every ETag formatted, and `write!` with padding is several times

@@ -40,14 +40,21 @@ impl ETag {
     /// # Ok::<(), tables_core::Error>(())
     /// ```
     pub fn from_timestamp(timestamp: DateTime) -> ETag {
-        const PREFIX: &str = "W/\"datetime'";
-        const SUFFIX: &str = "'\"";
-        let mut text = String::with_capacity(PREFIX.len() + 32 + SUFFIX.len());
-        text.push_str(PREFIX);
-        // Writing into a String cannot fail.
-        let _ = timestamp.write_iso(&mut text, "%3A");
-        text.push_str(SUFFIX);
-        ETag(Arc::from(text))
+        const PREFIX: &[u8] = b"W/\"datetime'";
+        const SUFFIX: &[u8] = b"'\"";
+        // Assembled on the stack, then copied once into the shared text: every
+        // write of the mem engine makes one.
+        let (iso, len) = timestamp.iso_bytes(b"%3A");
+        let mut text = [0u8; PREFIX.len() + 34 + SUFFIX.len()];
+        let end = PREFIX.len() + len + SUFFIX.len();
+        text[..PREFIX.len()].copy_from_slice(PREFIX);
+        text[PREFIX.len()..PREFIX.len() + len].copy_from_slice(&iso[..len]);
+        text[PREFIX.len() + len..end].copy_from_slice(SUFFIX);
+        // ASCII throughout (the prefix, digits, `-T.Z%3A` and the suffix), so the
+        // check passes; the empty default is unreachable.
+        ETag(Arc::from(
+            std::str::from_utf8(&text[..end]).unwrap_or_default(),
+        ))
     }
 
     /// The write time inside an Azure Storage ETag, `W/"datetime'<ISO timestamp>'"`,
@@ -313,6 +320,19 @@ mod tests {
         );
         let later = t.checked_add_ticks(1).unwrap();
         assert_ne!(ETag::from_timestamp(later), etag);
+        for (extreme, text) in [
+            (
+                DateTime::MIN,
+                "W/\"datetime'1601-01-01T00%3A00%3A00.0000000Z'\"",
+            ),
+            (
+                DateTime::MAX,
+                "W/\"datetime'9999-12-31T23%3A59%3A59.9999999Z'\"",
+            ),
+        ] {
+            let etag = ETag::from_timestamp(extreme);
+            assert_eq!((etag.as_str(), etag.timestamp()), (text, Some(extreme)));
+        }
     }
 
     #[test]
