@@ -201,17 +201,16 @@ pub(super) fn push_json_str(out: &mut Vec<u8>, s: &str) {
 fn push_escaped(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    // Most text needs no escape: one pass that checks every byte without branching
-    // on each (it vectorises), then one copy.
-    let plain = bytes.iter().fold(true, |plain, &b| {
-        plain & (b >= 0x20 && b != b'"' && b != b'\\')
-    });
-    if plain {
-        out.extend_from_slice(bytes);
-        return;
-    }
+    out.reserve(bytes.len());
+    // Runs of plain bytes are found with one table lookup per byte and copied
+    // whole; most strings (names, keys, values) are one run. An encoder writes
+    // every string of every entity of a page through here.
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
+        if !NEEDS_ESCAPE[usize::from(b)] {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
         let short: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -220,10 +219,8 @@ fn push_escaped(out: &mut Vec<u8>, s: &str) {
             b'\t' => b"\\t",
             0x08 => b"\\b",
             0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => continue,
+            _ => b"",
         };
-        out.extend_from_slice(&bytes[start..i]);
         if short.is_empty() {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(b >> 4)]);
@@ -235,6 +232,19 @@ fn push_escaped(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
 }
+
+/// The bytes a JSON string can't hold as they are: control characters, `"`, `\`.
+const NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 /// Reads one entity object, as a point read or an insert with `return-content`
 /// returns it (minimal or full metadata).
@@ -327,6 +337,24 @@ pub fn decode_table_names(json: &[u8]) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_are_escaped_as_json_needs_and_read_back() {
+        let mut text: String = (0u8..0x20).map(char::from).collect();
+        text.push_str("\"\\/ plain é😀\u{7f}");
+        let mut out = Vec::new();
+        push_escaped(&mut out, &text);
+        assert!(
+            out.iter().all(|&b| b >= 0x20),
+            "a control character went out raw: {out:?}"
+        );
+        let quoted = [&b"\""[..], &out, b"\""].concat();
+        let back: String = serde_json::from_slice(&quoted).expect("valid JSON");
+        assert_eq!(back, text);
+        let mut plain = Vec::new();
+        push_escaped(&mut plain, "PartitionKey");
+        assert_eq!(plain, b"PartitionKey");
+    }
     use crate::datetime::DateTime;
     use crate::entity::ETag;
     use crate::error::ErrorKind;
