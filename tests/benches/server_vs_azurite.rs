@@ -1,9 +1,11 @@
 //! `tables-server` against Azurite, whole processes, in one run on this machine:
 //! point insert, point get and partition scan, through our remote engine and
 //! through the official JS SDK, at concurrency 1 and 16. For each, the throughput
-//! and the server process's CPU time per operation (user + system, from
-//! `/proc/<pid>/stat`), then the ratios; and the server's memory per million
-//! entities (resident set growth while a million rows are loaded).
+//! and the server process's CPU time per operation (user + system: the sum of its
+//! threads' `/proc/<pid>/task/<tid>/schedstat` run times, to the nanosecond; the
+//! process's clock ticks from `/proc/<pid>/stat` if a thread ended during the
+//! run), then the ratios; and the server's memory per million entities (resident
+//! set growth while a million rows are loaded).
 //!
 //! ```text
 //! cargo build --release -p tables-server
@@ -13,10 +15,11 @@
 //!
 //! Both servers run on 127.0.0.1 on free ports and stop when the bench ends (also
 //! on a panic). Knobs: `TABLES_BENCH_OPS` (point operations per configuration on
-//! Azurite, default 2,000; ten times that on tables-server, so its CPU time spans
-//! many clock ticks), `TABLES_BENCH_SCANS` (scans of a 1,000-row partition, default
-//! 20 on Azurite, 200 on tables-server), `TABLES_BENCH_MEMORY_ROWS` (default 1,000,000; 0 skips it). The client and
-//! the servers share the machine's cores, so the figures include that contention.
+//! Azurite, default 2,000; ten times that on tables-server, so each of its runs
+//! lasts about as long as Azurite's), `TABLES_BENCH_SCANS` (scans of a 1,000-row
+//! partition, default 20 on Azurite, 200 on tables-server),
+//! `TABLES_BENCH_MEMORY_ROWS` (default 1,000,000; 0 skips it). The client and the
+//! servers share the machine's cores, so the figures include that contention.
 //! Linux only (it reads `/proc`).
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)] // a bench
@@ -52,8 +55,9 @@ impl Process {
         self.child.id()
     }
 
-    /// User + system CPU time so far.
-    fn cpu(&self) -> Duration {
+    /// User + system CPU time so far, counted in clock ticks (10 ms here), the
+    /// time of threads that have ended included.
+    fn cpu_ticks(&self) -> Duration {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
         // The fields after the command name (which may hold spaces) in parentheses.
         let rest = &stat[stat.rfind(')').unwrap() + 2..];
@@ -62,6 +66,64 @@ impl Process {
         Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64)
     }
 
+    /// Each live thread's time on a CPU so far, in nanoseconds (the first field of
+    /// `/proc/<pid>/task/<tid>/schedstat`), by thread id.
+    fn cpu_by_thread(&self) -> Vec<(u32, u64)> {
+        let mut threads = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{}/task", self.pid())).unwrap() {
+            let task = task.unwrap();
+            let Ok(tid) = task.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            // A thread may end between the listing and the read.
+            if let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) {
+                let ns = text.split_whitespace().next().unwrap().parse().unwrap();
+                threads.push((tid, ns));
+            }
+        }
+        threads
+    }
+
+    /// A reading to take CPU time from, with [`CpuReading::since`].
+    fn cpu(&self) -> CpuReading {
+        CpuReading {
+            threads: self.cpu_by_thread(),
+            ticks: self.cpu_ticks(),
+        }
+    }
+}
+
+/// A server's CPU time at one moment: per thread to the nanosecond, and the
+/// whole process in clock ticks.
+struct CpuReading {
+    threads: Vec<(u32, u64)>,
+    ticks: Duration,
+}
+
+impl CpuReading {
+    /// The CPU time used from `before` to this reading: the sum over threads, to the
+    /// nanosecond (a 0.1 s run at 10 ms ticks would be 10% off), unless a thread
+    /// ended in between, whose time only the tick count still holds.
+    fn since(&self, before: &CpuReading) -> Duration {
+        let mut ns = 0;
+        for (tid, then) in &before.threads {
+            match self.threads.iter().find(|(t, _)| t == tid) {
+                Some((_, now)) => ns += now.saturating_sub(*then),
+                None => return self.ticks.saturating_sub(before.ticks),
+            }
+        }
+        // Threads started in between: all of their time is new.
+        ns += self
+            .threads
+            .iter()
+            .filter(|(tid, _)| !before.threads.iter().any(|(t, _)| t == tid))
+            .map(|(_, now)| now)
+            .sum::<u64>();
+        Duration::from_nanos(ns)
+    }
+}
+
+impl Process {
     /// Resident set size, bytes.
     fn rss(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
@@ -282,7 +344,7 @@ async fn seed_scan_partition(engine: &RemoteEngine, table: &str) {
 }
 
 /// Measures every configuration; `scale` multiplies the operation counts (the
-/// faster server gets more, so its CPU time spans many clock ticks).
+/// faster server gets more, so its runs last about as long as the slower one's).
 async fn measure(server: &Process, scale: usize, figures: &mut Vec<Figure>) {
     let engine = Arc::new(
         RemoteEngine::builder(&server.url)
@@ -322,7 +384,7 @@ async fn measure(server: &Process, scale: usize, figures: &mut Vec<Figure>) {
                     concurrency,
                     ops: done,
                     wall,
-                    cpu: server.cpu().saturating_sub(cpu_before),
+                    cpu: server.cpu().since(&cpu_before),
                 };
                 println!(
                     "{:<13} {:<13} {:<6} c{:<2} {:>9.0} /s  server CPU {:>8.1} µs/op  ({} in {:.2} s)",
