@@ -191,8 +191,16 @@ pub(super) fn push_value(out: &mut Vec<u8>, value: &Value) {
 
 /// Writes a JSON string literal.
 pub(super) fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    push_json_parts(out, &[s]);
+}
+
+/// Writes one JSON string literal of `parts` joined: a URL or a type name built
+/// from pieces, without joining them into a `String` first.
+pub(super) fn push_json_parts(out: &mut Vec<u8>, parts: &[&str]) {
     out.push(b'"');
-    push_escaped(out, s);
+    for part in parts {
+        push_escaped(out, part);
+    }
     out.push(b'"');
 }
 

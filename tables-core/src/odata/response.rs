@@ -17,7 +17,9 @@
 
 use std::fmt::Write as _;
 
-use super::entity::{push_json_key, push_json_str, push_property, push_value, TYPE_SUFFIX};
+use super::entity::{
+    push_json_key, push_json_parts, push_json_str, push_property, push_value, TYPE_SUFFIX,
+};
 use super::path::entity_path;
 use crate::entity::DynamicEntity;
 use crate::value::{EdmType, Value};
@@ -143,9 +145,11 @@ pub fn encode_selected_entity(
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
-    open_document(out, metadata, || {
-        format!("{}/$metadata#{}/@Element", here.base_url, here.table)
-    });
+    open_document(
+        out,
+        metadata,
+        &[here.base_url, "/$metadata#", here.table, "/@Element"],
+    );
     entity_members(entity, select, metadata, here, out);
     out.push(b'}');
 }
@@ -159,21 +163,19 @@ pub fn encode_entity_page<'e>(
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
-    open_document(out, metadata, || {
-        format!("{}/$metadata#{}", here.base_url, here.table)
-    });
+    open_document(out, metadata, &[here.base_url, "/$metadata#", here.table]);
     values_and_close(out, entities, |out, entity| {
         entity_members(entity, select, metadata, here, out);
     });
 }
 
-/// Opens a JSON answer: `{`, then `"odata.metadata":"<url>",` unless the request
-/// asked for no metadata.
-fn open_document(out: &mut Vec<u8>, metadata: Metadata, url: impl FnOnce() -> String) {
+/// Opens a JSON answer: `{`, then `"odata.metadata":"<url>",` (the URL in parts)
+/// unless the request asked for no metadata.
+fn open_document(out: &mut Vec<u8>, metadata: Metadata, url: &[&str]) {
     out.push(b'{');
     if metadata != Metadata::None {
         out.extend_from_slice(b"\"odata.metadata\":");
-        push_json_str(out, &url());
+        push_json_parts(out, url);
         out.push(b',');
     }
 }
@@ -209,9 +211,9 @@ fn entity_members(
     if metadata == Metadata::Full {
         let link = entity_path(here.table, &entity.key());
         out.extend_from_slice(b"\"odata.type\":");
-        push_json_str(out, &format!("{}.{}", here.account, here.table));
+        push_json_parts(out, &[here.account, ".", here.table]);
         out.extend_from_slice(b",\"odata.id\":");
-        push_json_str(out, &format!("{}/{link}", here.base_url));
+        push_json_parts(out, &[here.base_url, "/", &link]);
         out.extend_from_slice(b",");
         etag_member(entity, out);
         out.extend_from_slice(b"\"odata.editLink\":");
@@ -316,9 +318,9 @@ pub fn encode_tables<S: AsRef<str>>(
         if metadata == Metadata::Full {
             let link = super::path::table_resource_path(name);
             out.extend_from_slice(b"\"odata.type\":");
-            push_json_str(out, &format!("{account}.Tables"));
+            push_json_parts(out, &[account, ".Tables"]);
             out.extend_from_slice(b",\"odata.id\":");
-            push_json_str(out, &format!("{base_url}/{link}"));
+            push_json_parts(out, &[base_url, "/", &link]);
             out.extend_from_slice(b",\"odata.editLink\":");
             push_json_str(out, &link);
             out.push(b',');
@@ -326,10 +328,8 @@ pub fn encode_tables<S: AsRef<str>>(
         out.extend_from_slice(b"\"TableName\":");
         push_json_str(out, name);
     };
-    open_document(out, metadata, || {
-        let suffix = if single { "/@Element" } else { "" };
-        format!("{base_url}/$metadata#Tables{suffix}")
-    });
+    let suffix = if single { "/@Element" } else { "" };
+    open_document(out, metadata, &[base_url, "/$metadata#Tables", suffix]);
     if single {
         members(out, names.first().map_or("", AsRef::as_ref));
         out.push(b'}');
