@@ -293,13 +293,6 @@ impl TryFrom<SystemTime> for DateTime {
 }
 
 impl DateTime {
-    /// Writes the ISO 8601 wire form with `time_separator` between hours, minutes and
-    /// seconds (`:` for the value, `%3A` inside an ETag).
-    pub(crate) fn write_iso(self, out: &mut impl fmt::Write, time_separator: &str) -> fmt::Result {
-        let (bytes, len) = self.iso_bytes(time_separator.as_bytes());
-        out.write_str(text(&bytes[..len])?)
-    }
-
     /// Appends the wire form (as [`Display`](fmt::Display) writes it) to `out`
     /// without going through `fmt`: for encoders that write every row's Timestamp.
     pub(crate) fn push_iso(self, out: &mut Vec<u8>) {
@@ -308,7 +301,8 @@ impl DateTime {
     }
 
     /// The ISO 8601 text in a buffer, and its length: `time_separator` (at most 3
-    /// bytes) between hours, minutes and seconds.
+    /// bytes) between hours, minutes and seconds (`:` for the value, `%3A` inside an
+    /// ETag).
     pub(crate) fn iso_bytes(self, time_separator: &[u8]) -> ([u8; 34], usize) {
         let (year, month, day, hour, minute, second) = self.to_ymd_hms();
         // Fixed-width digits written by hand: this runs for every DateTime property
@@ -355,7 +349,8 @@ fn push_digits(out: &mut [u8], mut value: u32) {
 impl fmt::Display for DateTime {
     /// The wire form: ISO 8601 in UTC with seven fractional digits and `Z`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write_iso(f, ":")
+        let (bytes, len) = self.iso_bytes(b":");
+        f.write_str(text(&bytes[..len])?)
     }
 }
 

@@ -40,21 +40,21 @@ impl ETag {
     /// # Ok::<(), tables_core::Error>(())
     /// ```
     pub fn from_timestamp(timestamp: DateTime) -> ETag {
-        const PREFIX: &[u8] = b"W/\"datetime'";
-        const SUFFIX: &[u8] = b"'\"";
         // Assembled on the stack, then copied once into the shared text: every
         // write of the mem engine makes one.
-        let (iso, len) = timestamp.iso_bytes(b"%3A");
-        let mut text = [0u8; PREFIX.len() + 34 + SUFFIX.len()];
-        let end = PREFIX.len() + len + SUFFIX.len();
-        text[..PREFIX.len()].copy_from_slice(PREFIX);
-        text[PREFIX.len()..PREFIX.len() + len].copy_from_slice(&iso[..len]);
-        text[PREFIX.len() + len..end].copy_from_slice(SUFFIX);
+        let (text, len) = timestamp_etag(timestamp);
         // ASCII throughout (the prefix, digits, `-T.Z%3A` and the suffix), so the
         // check passes; the empty default is unreachable.
         ETag(Arc::from(
-            std::str::from_utf8(&text[..end]).unwrap_or_default(),
+            std::str::from_utf8(&text[..len]).unwrap_or_default(),
         ))
+    }
+
+    /// Whether this is the ETag [`ETag::from_timestamp`] makes of `timestamp`,
+    /// compared without making one.
+    pub(crate) fn is_from_timestamp(&self, timestamp: DateTime) -> bool {
+        let (text, len) = timestamp_etag(timestamp);
+        self.0.as_bytes() == &text[..len]
     }
 
     /// The write time inside an Azure Storage ETag, `W/"datetime'<ISO timestamp>'"`,
@@ -102,6 +102,23 @@ impl ETag {
         }
         std::str::from_utf8(buffer.get(..len)?).ok()?.parse().ok()
     }
+}
+
+const TIMESTAMP_ETAG_PREFIX: &[u8] = b"W/\"datetime'";
+const TIMESTAMP_ETAG_SUFFIX: &[u8] = b"'\"";
+/// The longest [`ETag::from_timestamp`] text: the ISO text's buffer between the two.
+const TIMESTAMP_ETAG_MAX: usize = TIMESTAMP_ETAG_PREFIX.len() + 34 + TIMESTAMP_ETAG_SUFFIX.len();
+
+/// The text of [`ETag::from_timestamp`] on the stack, and its length.
+fn timestamp_etag(timestamp: DateTime) -> ([u8; TIMESTAMP_ETAG_MAX], usize) {
+    let (prefix, suffix) = (TIMESTAMP_ETAG_PREFIX, TIMESTAMP_ETAG_SUFFIX);
+    let (iso, len) = timestamp.iso_bytes(b"%3A");
+    let mut text = [0u8; TIMESTAMP_ETAG_MAX];
+    let end = prefix.len() + len + suffix.len();
+    text[..prefix.len()].copy_from_slice(prefix);
+    text[prefix.len()..prefix.len() + len].copy_from_slice(&iso[..len]);
+    text[prefix.len() + len..end].copy_from_slice(suffix);
+    (text, end)
 }
 
 impl fmt::Display for ETag {
@@ -333,6 +350,16 @@ mod tests {
             let etag = ETag::from_timestamp(extreme);
             assert_eq!((etag.as_str(), etag.timestamp()), (text, Some(extreme)));
         }
+    }
+
+    #[test]
+    fn an_etag_is_from_a_timestamp_only_in_exactly_that_text() {
+        let t: DateTime = "2026-11-21T22:27:39.13285Z".parse().unwrap();
+        assert!(ETag::from_timestamp(t).is_from_timestamp(t));
+        // The same time with `:` unencoded is another ETag text, as is a later time.
+        let literal = ETag::new("W/\"datetime'2026-11-21T22:27:39.1328500Z'\"");
+        assert!(!literal.is_from_timestamp(t));
+        assert!(!ETag::from_timestamp(t).is_from_timestamp(t.checked_add_ticks(1).unwrap()));
     }
 
     #[test]

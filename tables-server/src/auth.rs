@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
+use hyper::header;
 use tables_core::auth::{
     canonical_resource, parse_sas_time, AccountSasFields, Authorization, SasKeyRange, SasToken,
     TableSasFields, SAS_PARAMETERS,
@@ -14,8 +15,6 @@ use tables_core::{DateTime, EntityKey};
 
 use crate::account::Account;
 use crate::handle::AccountState;
-use hyper::header;
-
 use crate::reply::{names, Failure};
 use crate::request::Request;
 
@@ -219,7 +218,7 @@ fn permission_mismatch(what: &str, needed: &str, granted: &str, any: bool) -> Fa
 /// `403 AuthorizationServiceMismatch` for an account SAS without the table service.
 pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Access, Failure> {
     let account: &Account = &state.account;
-    let Some(header) = request.header(header::AUTHORIZATION) else {
+    let Some(authorization_header) = request.header(header::AUTHORIZATION) else {
         if request.param("sig").is_some() {
             return authenticate_sas(request, state, DateTime::now());
         }
@@ -228,7 +227,7 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
              sign it with the account key (SharedKey) or add a SAS",
         ));
     };
-    let authorization = Authorization::parse(header).ok_or_else(|| {
+    let authorization = Authorization::parse(authorization_header).ok_or_else(|| {
         failed(
             "the Authorization header is not `SharedKey <account>:<signature>` or \
              `SharedKeyLite <account>:<signature>`",

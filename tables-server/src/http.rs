@@ -292,15 +292,10 @@ pub(crate) fn read(
         }
         (Some(value), None) => {
             let text = value.to_str().unwrap_or_default().trim();
-            match text {
-                "MERGE" | "PATCH" | "DELETE" | "PUT" | "GET" => Method::from_bytes(text.as_bytes())
-                    .map_err(|_| {
-                        Failure::new(
-                            400,
-                            "XMethodIncorrectValue",
-                            "X-HTTP-Method is not a method",
-                        )
-                    })?,
+            match Method::from_bytes(text.as_bytes()) {
+                Ok(method) if matches!(text, "MERGE" | "PATCH" | "DELETE" | "PUT" | "GET") => {
+                    method
+                }
                 _ => {
                     return Err(Failure::new(
                         400,

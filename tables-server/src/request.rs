@@ -52,8 +52,8 @@ impl Request {
     }
 
     /// The first value of a header, if it is text. Named by a constant
-    /// ([`hyper::header`], [`crate::reply::names`]) where the server looks often: a name given
-    /// as text is parsed and lowercased on every lookup.
+    /// ([`hyper::header`], [`crate::reply::names`]) where the server looks often: a
+    /// name given as text is parsed and lowercased on every lookup.
     pub(crate) fn header(&self, name: impl AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }

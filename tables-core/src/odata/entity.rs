@@ -61,12 +61,13 @@ pub fn encode_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
 pub fn encode_stored_entity(entity: &DynamicEntity, out: &mut Vec<u8>) {
     encode_members(entity, out);
     if let Some(timestamp) = entity.timestamp {
-        out.push(b',');
-        push_json_key(out, "Timestamp", "");
+        out.extend_from_slice(b",\"Timestamp\":");
         push_value(out, &Value::DateTime(timestamp));
     }
     if let Some(etag) = &entity.etag {
-        if entity.timestamp.map(crate::ETag::from_timestamp).as_ref() != Some(etag) {
+        // Written only when the Timestamp doesn't imply it (compared without
+        // building the implied one: this runs for every journaled row).
+        if !entity.timestamp.is_some_and(|t| etag.is_from_timestamp(t)) {
             out.extend_from_slice(b",\"odata.etag\":");
             push_json_str(out, etag.as_str());
         }
@@ -139,8 +140,6 @@ pub(super) fn push_json_key(out: &mut Vec<u8>, name: &str, suffix: &str) {
 }
 
 pub(super) fn push_value(out: &mut Vec<u8>, value: &Value) {
-    // `write!` into a `Vec<u8>` cannot fail, and neither can the `Display`/`Debug`
-    // impls used here, so the results below are discarded.
     match value {
         Value::String(s) => push_json_str(out, s),
         Value::Int32(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
@@ -345,6 +344,9 @@ pub fn decode_table_names(json: &[u8]) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::datetime::DateTime;
+    use crate::entity::ETag;
+    use crate::error::ErrorKind;
 
     #[test]
     fn strings_are_escaped_as_json_needs_and_read_back() {
@@ -363,9 +365,6 @@ mod tests {
         push_escaped(&mut plain, "PartitionKey");
         assert_eq!(plain, b"PartitionKey");
     }
-    use crate::datetime::DateTime;
-    use crate::entity::ETag;
-    use crate::error::ErrorKind;
 
     const SAMPLE: &str = r#"{"odata.etag":"W/\"x\"","PartitionKey":"pk1","RowKey":"rk1","I":42}"#;
 
