@@ -421,6 +421,39 @@ impl Cursor<'_> {
 }
 
 fn parse(text: &str) -> std::result::Result<DateTime, String> {
+    match parse_service_form(text.as_bytes()) {
+        Some(time) => Ok(time),
+        None => parse_general(text),
+    }
+}
+
+/// The form the service and this crate write, `YYYY-MM-DDTHH:MM:SS.fffffffZ` (every
+/// `Timestamp` of every entity a page holds), read at fixed places. `None` for
+/// anything else, valid or not: [`parse_general`] then reads it, or says what is
+/// wrong.
+fn parse_service_form(text: &[u8]) -> Option<DateTime> {
+    let b: &[u8; 28] = text.try_into().ok()?;
+    if [b[4], b[7], b[10], b[13], b[16], b[19], b[27]] != *b"--T::.Z" {
+        return None;
+    }
+    let number = |from: usize, to: usize| {
+        b[from..to].iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let local = civil_to_ticks(
+        i64::from(number(0, 4)?),
+        number(5, 7)?,
+        number(8, 10)?,
+        number(11, 13)?,
+        number(14, 16)?,
+        number(17, 19)?,
+    )?;
+    DateTime::from_ticks(local + i64::from(number(20, 27)?))
+}
+
+/// Every form [`DateTime`]'s `FromStr` accepts.
+fn parse_general(text: &str) -> std::result::Result<DateTime, String> {
     let mut c = Cursor {
         bytes: text.as_bytes(),
         pos: 0,
@@ -667,12 +700,55 @@ mod tests {
         (DateTime::MIN_TICKS..=DateTime::MAX_TICKS).prop_map(|t| DateTime::from_ticks(t).unwrap())
     }
 
+    #[test]
+    fn service_form_refuses_what_does_not_exist() {
+        for text in [
+            "2024-00-10T00:00:00.0000000Z",
+            "2024-13-10T00:00:00.0000000Z",
+            "2024-01-00T00:00:00.0000000Z",
+            "2024-01-32T00:00:00.0000000Z",
+            "2023-02-29T00:00:00.0000000Z",
+            "2024-01-10T24:00:00.0000000Z",
+            "2024-01-10T00:60:00.0000000Z",
+            "2024-01-10T00:00:60.0000000Z",
+            "1600-12-31T23:59:59.9999999Z",
+            "2024-01-10T00:00:0x.0000000Z",
+            "2024-01-10T00:00:00.000000xZ",
+        ] {
+            assert_eq!(parse_service_form(text.as_bytes()), None, "{text}");
+            assert!(text.parse::<DateTime>().is_err(), "{text}");
+        }
+        let leap = "2024-02-29T23:59:59.9999999Z";
+        assert_eq!(parse_service_form(leap.as_bytes()), Some(parse_ok(leap)));
+        // Other spellings are the general parser's.
+        assert_eq!(parse_service_form(b"2024-02-29t00:00:00.0000000z"), None);
+        assert_eq!(
+            parse_ok("2024-02-29t00:00:00.0000000z"),
+            parse_ok("2024-02-29T00:00:00Z")
+        );
+    }
+
     proptest! {
         #[test]
         fn display_parse_round_trip(t in any_datetime()) {
             let text = t.to_string();
             prop_assert_eq!(text.len(), 28);
             prop_assert_eq!(text.parse::<DateTime>().unwrap(), t);
+        }
+
+        /// The fixed-place reader for the service's form agrees with the general
+        /// parser on every text of that shape: the same time, or both refuse.
+        #[test]
+        fn service_form_reads_as_the_general_parser_does(
+            text in "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{7}Z",
+        ) {
+            prop_assert_eq!(parse_service_form(text.as_bytes()), parse_general(&text).ok());
+        }
+
+        #[test]
+        fn service_form_of_any_time_reads_back(t in any_datetime()) {
+            let text = t.to_string();
+            prop_assert_eq!(parse_service_form(text.as_bytes()), Some(t));
         }
 
         #[test]
