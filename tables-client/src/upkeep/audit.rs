@@ -17,9 +17,10 @@
 //! half-way leaves an intent `reconcile()` finishes. Values two entities claim
 //! (a `unique_index` value held by another entity) are reported, not repaired.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use tables_core::model::{
@@ -27,8 +28,8 @@ use tables_core::model::{
     PRIMARY_PARTITION_KEY_PROPERTY,
 };
 use tables_core::{
-    col, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind, Filter, IfMatch, QuerySpec,
-    Result, Row, WriteOp,
+    col, ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, Filter, IfMatch,
+    QuerySpec, Result, Row, WriteOp,
 };
 
 use super::index_entities::{encode_member, member_key, members_of};
@@ -538,10 +539,11 @@ impl<T: Row> IndexCheck<T> {
         // Untagged types can't be told apart on the service: skip the rows that are
         // none of `T`'s (index rows, intents, other kinds).
         let kind_of = Codec::of::<T>().kind_of;
+        let lists = PageLists::default();
         let checks = rows
             .into_iter()
             .filter(|row| kind_of(row).is_some())
-            .map(|row| self.check_entity(row, indexes));
+            .map(|row| self.check_entity(row, indexes, &lists));
         gather(checks).await
     }
 
@@ -549,6 +551,7 @@ impl<T: Row> IndexCheck<T> {
         &self,
         primary: DynamicEntity,
         indexes: &[(&'static str, &'static IndexSchema)],
+        lists: &PageLists,
     ) -> Result<Vec<Finding>> {
         let engine = self.table.engine().as_ref();
         let table = self.table.name();
@@ -575,10 +578,11 @@ impl<T: Row> IndexCheck<T> {
             if !wanted(&reference.index) {
                 continue;
             }
-            let key = reference.key();
-            let stored = engine.get_entity(&reference.table, &key, None).await?;
             let problem = match &desired {
                 Some(copy) => {
+                    let stored = engine
+                        .get_entity(&reference.table, &reference.key(), None)
+                        .await?;
                     let of = IndexOf {
                         kind: &kind,
                         index: &reference.index,
@@ -602,10 +606,7 @@ impl<T: Row> IndexCheck<T> {
                 }
                 None => {
                     let member = encode_member(&entity, reference.near);
-                    let listed = match &stored {
-                        Some(row) => members_of(row)?.contains(&member),
-                        None => false,
-                    };
+                    let listed = lists.lists(engine, &reference, &member).await?;
                     (!listed).then_some(Problem::MissingMember)
                 }
             };
@@ -847,6 +848,43 @@ fn finding(problem: Problem, reference: &RowRef, entity: Option<EntityKey>) -> F
         key: reference.key(),
         entity,
         repaired: false,
+    }
+}
+
+/// The member lists of the index entities one page of the first pass reads, kept
+/// for that page. A page's entities mostly share their index entities, and a list
+/// may hold thousands of members (in a blob, past one entity's size): read once per
+/// entity, the pass was quadratic in a list's length.
+///
+/// A member found in a kept list counts as listed; one not found is looked for in
+/// the list as stored now before it counts as missing, since a write (or this
+/// repair) may have added it since the list was kept. So a finding is never based
+/// on an older read than without the cache.
+#[derive(Default)]
+struct PageLists(Mutex<BTreeMap<RowRef, Arc<BTreeSet<String>>>>);
+
+impl PageLists {
+    /// Whether the index entity `reference` lists `member`.
+    async fn lists(&self, engine: &dyn Engine, reference: &RowRef, member: &str) -> Result<bool> {
+        let kept = self.kept().get(reference).cloned();
+        if kept.is_some_and(|members| members.contains(member)) {
+            return Ok(true);
+        }
+        let stored = engine
+            .get_entity(&reference.table, &reference.key(), None)
+            .await?;
+        let members = match &stored {
+            Some(row) => members_of(row)?,
+            None => BTreeSet::new(),
+        };
+        let listed = members.contains(member);
+        self.kept().insert(reference.clone(), Arc::new(members));
+        Ok(listed)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, BTreeMap<RowRef, Arc<BTreeSet<String>>>> {
+        // Only whole lists are ever put in: a poisoned map is still consistent.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
