@@ -439,4 +439,41 @@ mod tests {
             assert!(err.contains("fault rule"), "{bad}: {err}");
         }
     }
+
+    /// Rule texts: mostly rules (an effect and selectors, values with the spaces,
+    /// `=` and punctuation a client may send), sometimes with a setting of garbage
+    /// put anywhere.
+    fn rule_texts() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let effect = "status=(500|503|429)(,retry-after-ms=[0-9]{1,5})?|latency=[0-9]{1,5}|\
+                      drop=(before|after)";
+        let selector = "(method|table|path)=[ -+--~]{0,6}|(after|times)=[0-9]{1,3}";
+        (
+            effect,
+            proptest::collection::vec(selector, 0..4),
+            proptest::option::weighted(0.3, "[ -~]{0,12}"),
+            any::<proptest::sample::Index>(),
+        )
+            .prop_map(|(effect, selectors, garbage, at)| {
+                let mut settings = vec![effect];
+                settings.extend(selectors);
+                if let Some(garbage) = garbage {
+                    settings.insert(at.index(settings.len() + 1), garbage);
+                }
+                settings.join(",")
+            })
+    }
+
+    proptest::proptest! {
+        /// `--fault` and `POST /_faults` read whatever text they are given: a rule,
+        /// or a refusal naming the rule (never a panic), and a rule shown reads
+        /// back as the same rule.
+        #[test]
+        fn any_text_is_a_rule_or_refused_and_rules_read_back(text in rule_texts()) {
+            match text.parse::<FaultRule>() {
+                Ok(rule) => proptest::prop_assert_eq!(rule.to_string().parse(), Ok(rule)),
+                Err(err) => proptest::prop_assert!(err.contains("fault rule"), "{}: {}", text, err),
+            }
+        }
+    }
 }
