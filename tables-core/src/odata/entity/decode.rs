@@ -8,6 +8,7 @@
 //! `doubles_round_trip_bit_for_bit` in the parent module checks that it is on.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ const BASE64_LENIENT: GeneralPurpose = GeneralPurpose::new(
 pub(super) fn entity(json: &[u8]) -> Result<DynamicEntity> {
     let mut ctx = Ctx::default();
     let mut de = serde_json::Deserializer::from_str(text(json, "entity")?);
-    let result = de.deserialize_map(EntityVisitor { ctx: &mut ctx });
+    let result = with_last_names(&mut ctx, |ctx| de.deserialize_map(EntityVisitor { ctx }));
     finish(&mut de, result, ctx.error, "entity")
 }
 
@@ -45,7 +46,7 @@ pub(super) fn request_entity(json: &[u8]) -> Result<super::RequestEntity> {
         ..Ctx::default()
     };
     let mut de = serde_json::Deserializer::from_str(text(json, "entity")?);
-    let result = de.deserialize_map(EntityVisitor { ctx: &mut ctx });
+    let result = with_last_names(&mut ctx, |ctx| de.deserialize_map(EntityVisitor { ctx }));
     let entity = finish(&mut de, result, ctx.error.take(), "entity")?;
     let (has_partition_key, has_row_key) = ctx.request.unwrap_or((true, true));
     Ok(super::RequestEntity {
@@ -59,8 +60,28 @@ pub(super) fn request_entity(json: &[u8]) -> Result<super::RequestEntity> {
 pub(super) fn page(json: &[u8]) -> Result<Vec<DynamicEntity>> {
     let mut ctx = Ctx::default();
     let mut de = serde_json::Deserializer::from_str(text(json, "entity page")?);
-    let result = de.deserialize_map(PageVisitor { ctx: &mut ctx });
+    let result = with_last_names(&mut ctx, |ctx| de.deserialize_map(PageVisitor { ctx }));
     finish(&mut de, result, ctx.error, "entity page")
+}
+
+thread_local! {
+    /// The property names of the last entity this thread decoded, carried from one
+    /// body to the next: entities of one schema decoded one after another (a
+    /// server taking a stream of inserts, a client reading rows one by one, page
+    /// after page) share one allocation per name, also where they are kept (a
+    /// stored row's names are most of its allocations).
+    static LAST_NAMES: RefCell<SharedNames> = RefCell::new(SharedNames::default());
+}
+
+/// Runs `decode` with the thread's last names in `ctx`, then keeps the names it
+/// ends with for the next body. They are taken out while it runs, so no borrow of
+/// the thread-local is held.
+fn with_last_names<'de, T>(ctx: &mut Ctx<'de>, decode: impl FnOnce(&mut Ctx<'de>) -> T) -> T {
+    ctx.names = LAST_NAMES.with(|names| std::mem::take(&mut *names.borrow_mut()));
+    let result = decode(ctx);
+    let names = std::mem::take(&mut ctx.names);
+    LAST_NAMES.with(|kept| *kept.borrow_mut() = names);
+    result
 }
 
 /// See [`super::decode_table_names`].
@@ -149,8 +170,9 @@ impl Raw<'_> {
 
 /// Decoding state shared by the entities of one response: the first error raised by
 /// the crate's own rules (serde only carries strings), reusable buffers, and the
-/// property names of the previous entity, so that a page whose entities share a
-/// schema allocates each name once.
+/// property names of the previous entity (of this body or, through
+/// [`with_last_names`], of the thread's previous one), so that entities that share
+/// a schema allocate each name once.
 #[derive(Default)]
 struct Ctx<'de> {
     error: Option<Error>,
@@ -172,7 +194,7 @@ impl Ctx<'_> {
     }
 }
 
-/// The property names of the previous entity of a page, by position.
+/// The property names of the previous entity, by position.
 #[derive(Default)]
 struct SharedNames(Vec<Arc<str>>);
 
@@ -761,6 +783,31 @@ mod tests {
         let err = decode_entity(json.as_bytes()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Decode, "{err}");
         err
+    }
+
+    #[test]
+    fn entities_decoded_one_after_another_share_their_names() {
+        let first = entity(r#"{"PartitionKey":"p","RowKey":"1","Name":"a","Age":1}"#);
+        let second = entity(r#"{"PartitionKey":"p","RowKey":"2","Name":"b","Age":2}"#);
+        let request = super::request_entity(br#"{"Name":"c","Age":3}"#).unwrap();
+        let page =
+            super::page(br#"{"value":[{"PartitionKey":"p","RowKey":"3","Name":"d"}]}"#).unwrap();
+        let name_of = |e: &DynamicEntity, i: usize| e.properties().nth(i).unwrap().0.as_ptr();
+        for (other, what) in [
+            (&second, "entity"),
+            (&request.entity, "request"),
+            (&page[0], "page"),
+        ] {
+            assert_eq!(name_of(&first, 0), name_of(other, 0), "{what}: Name");
+        }
+        assert_eq!(name_of(&first, 1), name_of(&second, 1), "Age");
+        // A name in another place, or another name, is its own.
+        let moved = entity(r#"{"PartitionKey":"p","RowKey":"4","Age":4,"Name":"e"}"#);
+        assert_eq!(
+            moved.properties().map(|(n, _)| n).collect::<Vec<_>>(),
+            ["Age", "Name"]
+        );
+        assert_ne!(name_of(&moved, 1), name_of(&first, 0));
     }
 
     #[test]
