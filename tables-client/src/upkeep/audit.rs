@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use tables_core::model::{
@@ -861,13 +861,16 @@ fn finding(problem: Problem, reference: &RowRef, entity: Option<EntityKey>) -> F
 /// repair) may have added it since the list was kept. So a finding is never based
 /// on an older read than without the cache.
 #[derive(Default)]
-struct PageLists(Mutex<BTreeMap<RowRef, Arc<BTreeSet<String>>>>);
+struct PageLists(Mutex<BTreeMap<RowRef, BTreeSet<String>>>);
 
 impl PageLists {
     /// Whether the index entity `reference` lists `member`.
     async fn lists(&self, engine: &dyn Engine, reference: &RowRef, member: &str) -> Result<bool> {
-        let kept = self.kept().get(reference).cloned();
-        if kept.is_some_and(|members| members.contains(member)) {
+        let in_kept_list = self
+            .kept()
+            .get(reference)
+            .is_some_and(|m| m.contains(member));
+        if in_kept_list {
             return Ok(true);
         }
         let stored = engine
@@ -878,11 +881,11 @@ impl PageLists {
             None => BTreeSet::new(),
         };
         let listed = members.contains(member);
-        self.kept().insert(reference.clone(), Arc::new(members));
+        self.kept().insert(reference.clone(), members);
         Ok(listed)
     }
 
-    fn kept(&self) -> std::sync::MutexGuard<'_, BTreeMap<RowRef, Arc<BTreeSet<String>>>> {
+    fn kept(&self) -> MutexGuard<'_, BTreeMap<RowRef, BTreeSet<String>>> {
         // Only whole lists are ever put in: a poisoned map is still consistent.
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
