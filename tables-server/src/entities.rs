@@ -157,11 +157,7 @@ pub(crate) async fn get(call: &Call<'_>, table: &str, key: &EntityKey) -> Result
         &resource(call, table),
         &mut body,
     );
-    let mut reply = Reply::json(200, metadata, body);
-    if let Some(etag) = &entity.etag {
-        reply = reply.with_header(header::ETAG, etag.as_str().to_owned());
-    }
-    Ok(reply)
+    Ok(Reply::json(200, metadata, body).with_etag(entity.etag.as_ref()))
 }
 
 /// The service's answer for an entity that isn't there.
@@ -180,7 +176,6 @@ pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failur
     let op = WriteOp::Insert(inserted_entity(&call.request.body)?);
     allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
-    let etag = outcome.etag.clone();
     let reply = if prefers_no_content(call.request.header(names::PREFER)) {
         Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content")
     } else {
@@ -190,10 +185,7 @@ pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failur
         let body = inserted_json(entity, &outcome, metadata, &resource(call, table));
         Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content")
     };
-    Ok(match etag {
-        Some(etag) => reply.with_header(header::ETAG, etag.as_str().to_owned()),
-        None => reply,
-    })
+    Ok(reply.with_etag(outcome.etag.as_ref()))
 }
 
 /// The entity a `POST /<table>` body inserts.
@@ -245,10 +237,7 @@ pub(crate) async fn write(call: &Call<'_>, table: &str, key: &EntityKey) -> Resu
     )?;
     allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
-    Ok(match outcome.etag {
-        Some(etag) => Reply::empty(204).with_header(header::ETAG, etag.as_str().to_owned()),
-        None => Reply::empty(204),
-    })
+    Ok(Reply::empty(204).with_etag(outcome.etag.as_ref()))
 }
 
 /// Whether the credentials allow the write: the SAS permissions it needs (`a` to

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use hyper::header::{self, HeaderName};
 use tables_core::odata::continuation::header_name;
 use tables_core::odata::response::{encode_error, encode_error_xml, Metadata};
-use tables_core::{DateTime, Error, ErrorKind};
+use tables_core::{DateTime, ETag, Error, ErrorKind};
 
 /// An answer, before the headers every answer carries are added.
 #[derive(Debug)]
@@ -56,6 +56,14 @@ impl Reply {
     ) -> Reply {
         self.headers.push((name, value.into()));
         self
+    }
+
+    /// With the `ETag` header of an entity that has one.
+    pub(crate) fn with_etag(self, etag: Option<&ETag>) -> Reply {
+        match etag {
+            Some(etag) => self.with_header(header::ETAG, etag.as_str().to_owned()),
+            None => self,
+        }
     }
 }
 
