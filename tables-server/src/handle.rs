@@ -155,6 +155,12 @@ impl Call<'_> {
         let Some(accept) = self.request.header(header::ACCEPT) else {
             return Ok(Metadata::Minimal);
         };
+        // The forms the official SDKs send, known without parsing (parsing the
+        // header took 1.8k instructions a request, 3% of an insert).
+        let levels = [Metadata::Minimal, Metadata::None, Metadata::Full];
+        if let Some(level) = levels.into_iter().find(|l| l.media_type() == accept) {
+            return Ok(level);
+        }
         let mut refused = None;
         for range in accept.split(',').map(str::trim).filter(|r| !r.is_empty()) {
             let essence = range.split(';').next().unwrap_or_default().trim();

@@ -41,7 +41,7 @@ pub const X_MS_VERSION: &str = "x-ms-version";
 /// The REST API version every request asks for.
 pub const API_VERSION: &str = "2019-02-02";
 /// What every request accepts: JSON with the annotations typed decoding needs.
-pub const ACCEPT_JSON: &str = "application/json;odata=minimalmetadata";
+pub const ACCEPT_JSON: &str = super::response::Metadata::Minimal.media_type();
 /// The content type of entity and table bodies.
 pub const JSON: &str = "application/json";
 /// The `Prefer` value that asks an insert for no body back (204).

@@ -38,6 +38,16 @@ pub enum Metadata {
 }
 
 impl Metadata {
+    /// The media type that asks for this level, as a request's `Accept` gives it
+    /// (every official SDK sends one of these three, as they are).
+    pub const fn media_type(self) -> &'static str {
+        match self {
+            Metadata::None => "application/json;odata=nometadata",
+            Metadata::Minimal => "application/json;odata=minimalmetadata",
+            Metadata::Full => "application/json;odata=fullmetadata",
+        }
+    }
+
     /// The `Content-Type` of an answer at this level.
     pub const fn content_type(self) -> &'static str {
         match self {

@@ -166,6 +166,10 @@ fn media_types() {
     ] {
         assert_eq!(Metadata::from_media_type(text), level, "{text}");
     }
+    // Each level's own media type (a server's shortcut) reads as that level.
+    for level in [None, Minimal, Full] {
+        assert_eq!(Metadata::from_media_type(level.media_type()), Some(level));
+    }
 }
 
 #[test]
