@@ -39,7 +39,7 @@ pub enum Metadata {
 
 impl Metadata {
     /// The media type that asks for this level, as a request's `Accept` gives it
-    /// (every official SDK sends one of these three, as they are).
+    /// (this crate's client, and the JS and Python SDKs, send Minimal's as it is).
     pub const fn media_type(self) -> &'static str {
         match self {
             Metadata::None => "application/json;odata=nometadata",
