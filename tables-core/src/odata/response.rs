@@ -38,6 +38,9 @@ pub enum Metadata {
 }
 
 impl Metadata {
+    /// Every level.
+    pub const ALL: [Metadata; 3] = [Metadata::None, Metadata::Minimal, Metadata::Full];
+
     /// The media type that asks for this level, as a request's `Accept` gives it
     /// (this crate's client, and the JS and Python SDKs, send Minimal's as it is).
     pub const fn media_type(self) -> &'static str {
@@ -81,14 +84,12 @@ impl Metadata {
         // Compared without regard to case, and without lowercasing copies: every
         // request is asked this.
         let by_name = |name: &str| {
-            [
-                ("nometadata", Metadata::None),
-                ("minimalmetadata", Metadata::Minimal),
-                ("fullmetadata", Metadata::Full),
-            ]
-            .into_iter()
-            .find(|(known, _)| name.eq_ignore_ascii_case(known))
-            .map(|(_, level)| level)
+            Metadata::ALL.into_iter().find(|level| {
+                level
+                    .media_type()
+                    .strip_prefix("application/json;odata=")
+                    .is_some_and(|value| name.eq_ignore_ascii_case(value))
+            })
         };
         if !essence.eq_ignore_ascii_case("application/json") {
             return if essence.eq_ignore_ascii_case("json") {
