@@ -17,6 +17,12 @@ use std::path::PathBuf;
 
 use tables_server::{Account, FaultRule, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT};
 
+// The binary allocates with mimalloc: a request's and a page's small, short-lived
+// allocations cost fewer instructions than with the system allocator, and a loaded
+// table's rows take less memory. The library leaves the allocator to its user.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 tables-server: the tables SDK's in-memory engine over the Azure Table REST protocol
 
