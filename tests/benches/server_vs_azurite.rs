@@ -17,10 +17,14 @@
 //! on a panic). Knobs: `TABLES_BENCH_OPS` (point operations per configuration on
 //! Azurite, default 2,000; ten times that on tables-server, so each of its runs
 //! lasts about as long as Azurite's), `TABLES_BENCH_SCANS` (scans of a 1,000-row
-//! partition, default 20 on Azurite, 200 on tables-server),
-//! `TABLES_BENCH_MEMORY_ROWS` (default 1,000,000; 0 skips it). The client and the
-//! servers share the machine's cores, so the figures include that contention.
-//! Linux only (it reads `/proc`).
+//! partition, default 100 on Azurite, 1,000 on tables-server),
+//! `TABLES_BENCH_MEMORY_ROWS` (default 1,000,000; 0 skips it), `TABLES_BENCH_ROUNDS`
+//! (default 3). The client and the servers share the machine's cores, so the
+//! figures include that contention. Each round measures every configuration on
+//! tables-server, then on Azurite; the summary gives each figure's median over the
+//! rounds, the ratios of those medians, and the lowest and highest ratio of a
+//! single round (a shared machine's load changes from second to second, and one
+//! round can't tell that from the servers). Linux only (it reads `/proc`).
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)] // a bench
 
@@ -234,6 +238,7 @@ struct Figure {
     client: &'static str,
     op: &'static str,
     concurrency: usize,
+    round: usize,
     ops: usize,
     wall: Duration,
     cpu: Duration,
@@ -345,7 +350,7 @@ async fn seed_scan_partition(engine: &RemoteEngine, table: &str) {
 
 /// Measures every configuration; `scale` multiplies the operation counts (the
 /// faster server gets more, so its runs last about as long as the slower one's).
-async fn measure(server: &Process, scale: usize, figures: &mut Vec<Figure>) {
+async fn measure(server: &Process, scale: usize, round: usize, figures: &mut Vec<Figure>) {
     let engine = Arc::new(
         RemoteEngine::builder(&server.url)
             .credential(Credential::SharedKey(dev_key()))
@@ -353,10 +358,10 @@ async fn measure(server: &Process, scale: usize, figures: &mut Vec<Figure>) {
             .unwrap(),
     );
     let ops = knob("TABLES_BENCH_OPS", 2000, 16) * scale;
-    let scans = knob("TABLES_BENCH_SCANS", 20, 1) * scale;
+    let scans = knob("TABLES_BENCH_SCANS", 100, 1) * scale;
     for client in ["rust", "js"] {
         for concurrency in [1, 16] {
-            let table = format!("bench{client}{concurrency}");
+            let table = format!("bench{client}{concurrency}r{round}");
             engine.create_table(&table).await.unwrap();
             seed_scan_partition(&engine, &table).await;
             for op in ["insert", "get", "scan"] {
@@ -382,12 +387,14 @@ async fn measure(server: &Process, scale: usize, figures: &mut Vec<Figure>) {
                     },
                     op,
                     concurrency,
+                    round,
                     ops: done,
                     wall,
                     cpu: server.cpu().since(&cpu_before),
                 };
                 println!(
-                    "{:<13} {:<13} {:<6} c{:<2} {:>9.0} /s  server CPU {:>8.1} µs/op  ({} in {:.2} s)",
+                    "round {} {:<13} {:<13} {:<6} c{:<2} {:>9.0} /s  server CPU {:>8.2} µs/op  ({} in {:.2} s)",
+                    figure.round + 1,
                     figure.server,
                     figure.client,
                     figure.op,
@@ -440,6 +447,72 @@ async fn memory_per_million(server: &Process, rows: usize) {
     );
 }
 
+/// Each configuration's median figures over the rounds, the ratios of the
+/// medians (Azurite's CPU per op over ours, our throughput over Azurite's), and
+/// the lowest and highest of those ratios in a single round.
+fn summarize(figures: &[Figure]) {
+    println!();
+    println!("Azurite / tables-server, medians over the rounds [single rounds' range]:");
+    let ours = figures
+        .iter()
+        .filter(|f| f.server == "tables-server" && f.round == 0);
+    for first in ours {
+        let same = |server: &str| -> Vec<&Figure> {
+            figures
+                .iter()
+                .filter(|f| {
+                    f.server == server
+                        && f.client == first.client
+                        && f.op == first.op
+                        && f.concurrency == first.concurrency
+                })
+                .collect()
+        };
+        let (ours, theirs) = (same("tables-server"), same("Azurite"));
+        let cpu = |f: &&Figure| f.cpu_per_op().as_secs_f64().max(1e-9);
+        let cpu_ratio = median(theirs.iter().map(cpu)) / median(ours.iter().map(cpu));
+        let speed_ratio = median(ours.iter().map(|f| f.per_second()))
+            / median(theirs.iter().map(|f| f.per_second()));
+        let rounds: Vec<(f64, f64)> = ours
+            .iter()
+            .filter_map(|o| {
+                let t = theirs.iter().find(|t| t.round == o.round)?;
+                Some((cpu(t) / cpu(o), o.per_second() / t.per_second()))
+            })
+            .collect();
+        let range = |values: Vec<f64>| {
+            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = values.iter().copied().fold(0.0, f64::max);
+            format!("[{low:.1}-{high:.1}]")
+        };
+        println!(
+            "  {:<13} {:<6} c{:<2} server CPU per op {:>6.1}x lower {:<12} throughput {:>6.1}x higher {}",
+            first.client,
+            first.op,
+            first.concurrency,
+            cpu_ratio,
+            range(rounds.iter().map(|r| r.0).collect()),
+            speed_ratio,
+            range(rounds.iter().map(|r| r.1).collect()),
+        );
+    }
+}
+
+/// The middle value (the mean of the middle two for an even count).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
 fn main() {
     let profile = if measuring() { "release" } else { "debug" };
     let (Some(server), Some(azurite)) = (tables_tests::server::binary(profile), azurite_binary())
@@ -464,26 +537,13 @@ fn main() {
     runtime.block_on(async {
         let mut figures = Vec::new();
         let ours = start_tables_server(&server);
-        measure(&ours, 10, &mut figures).await;
         let azurite = start_azurite(&azurite);
-        measure(&azurite, 1, &mut figures).await;
-        drop(azurite);
-        println!();
-        println!("Azurite / tables-server:");
-        for ours in figures.iter().filter(|f| f.server == "tables-server") {
-            let theirs = figures
-                .iter()
-                .find(|f| f.server == "Azurite" && f.client == ours.client && f.op == ours.op && f.concurrency == ours.concurrency)
-                .unwrap();
-            println!(
-                "  {:<13} {:<6} c{:<2} server CPU per op {:>6.1}x lower, throughput {:>6.1}x higher",
-                ours.client,
-                ours.op,
-                ours.concurrency,
-                theirs.cpu_per_op().as_secs_f64() / ours.cpu_per_op().as_secs_f64().max(1e-9),
-                ours.per_second() / theirs.per_second()
-            );
+        for round in 0..knob("TABLES_BENCH_ROUNDS", 3, 1) {
+            measure(&ours, 10, round, &mut figures).await;
+            measure(&azurite, 1, round, &mut figures).await;
         }
+        drop(azurite);
+        summarize(&figures);
         let rows = knob("TABLES_BENCH_MEMORY_ROWS", 1_000_000, 1_000);
         if rows > 0 {
             memory_per_million(&ours, rows).await;
