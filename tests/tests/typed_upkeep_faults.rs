@@ -26,6 +26,7 @@ use tables_client::mem::{CallKind, Fault, FaultInjector};
 use tables_client::{
     DynamicEntity, Engine, ErrorKind, IfMatch, OnNone, Result, Row, TableServiceClient,
 };
+use tables_tests::read::all_rows;
 use tables_tests::typed::{
     check, create_tables, employee, intents, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
 };
@@ -163,6 +164,85 @@ async fn crash_during_delete(backend: Backend) {
 
 async fn crash_during_transaction(backend: Backend) {
     crash_at_every_step(&backend, Write::Transaction).await;
+}
+
+/// Six employees in one partition, in two last-name and two city index entities
+/// (and each with its copies), then every index entity and one copy lost: the
+/// state a repair rebuilds, all from one page of entities, so in one intent whose
+/// primaries settle together (each index entity written once for its members).
+async fn setup_lost_index_rows(fixture: &tables_tests::typed::Fixture) -> Result<()> {
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await?;
+    let staff = service.table::<Employee>(STAFF);
+    for id in 1..=6 {
+        staff.insert(&employee("Sales", id, id % 2)).await?;
+    }
+    let raw = engine.inner();
+    for table in [STAFF, BY_CITY] {
+        for row in all_rows(raw.as_ref(), table).await? {
+            if table == BY_CITY || row.row_key.starts_with("lastname_") {
+                let key = row.key();
+                let delete = tables_client::WriteOp::Delete {
+                    key,
+                    if_match: IfMatch::Any,
+                };
+                raw.write(table, &delete).await?;
+            }
+        }
+    }
+    let email = Employee::by_email_key("Sales", "e3v1@contoso.com")?;
+    raw.write(
+        BY_EMAIL,
+        &tables_client::WriteOp::Delete {
+            key: email.into_entity_key(),
+            if_match: IfMatch::Any,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// A repair that rebuilds index entities for many members fails at each of its
+/// writes in turn, four ways (a failed read only ends it sooner): `reconcile()`
+/// and a second repair then leave exactly the index rows the entities imply, and
+/// no intent.
+async fn crash_during_a_repair_of_many_members(backend: Backend) {
+    let clean = backend.fresh();
+    setup_lost_index_rows(&clean).await.unwrap();
+    let staff = clean.service.table::<Employee>(STAFF);
+    let writes = || clean.engine.faults().calls_of(CallKind::Write);
+    let before = writes();
+    let report = staff.repair_indexes().run().await.unwrap();
+    let steps = writes() - before;
+    assert!(report.repaired() >= 7, "{report:#?}");
+    check::<Employee>(&clean.engine, STAFF).await.unwrap();
+    clean.drop_tables().await;
+
+    let mut failed = 0;
+    for n in 1..=steps {
+        for fault in faults(n).map(|fault| fault.on(CallKind::Write)) {
+            let fixture = backend.fresh();
+            let (engine, service) = (&fixture.engine, &fixture.service);
+            setup_lost_index_rows(&fixture).await.unwrap();
+            let staff = service.table::<Employee>(STAFF);
+            engine.faults().inject(fault.clone());
+            failed += usize::from(staff.repair_indexes().run().await.is_err());
+            engine.faults().clear();
+            staff
+                .reconcile()
+                .await
+                .unwrap_or_else(|e| panic!("{fault:?}: reconcile failed: {e:?}"));
+            let report = staff.repair_indexes().run().await.unwrap();
+            assert_eq!(report.unresolved().count(), 0, "{fault:?}: {report:#?}");
+            check::<Employee>(engine, STAFF)
+                .await
+                .unwrap_or_else(|e| panic!("{fault:?}: {e:?}"));
+            assert_eq!(intents(engine, STAFF).await.unwrap(), 0, "{fault:?}");
+            assert!(staff.verify_indexes().run().await.unwrap().is_clean());
+            fixture.drop_tables().await;
+        }
+    }
+    assert!(failed > 0, "no injected fault made the repair fail");
 }
 
 // ---- (b) random sequences with random failures ----
@@ -528,6 +608,8 @@ tables_tests::typed_matrix!(
     crash_during_delete,
     #[tokio::test]
     crash_during_transaction,
+    #[tokio::test]
+    crash_during_a_repair_of_many_members,
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     sixteen_concurrent_writers_share_an_index_entity,
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

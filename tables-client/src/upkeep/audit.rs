@@ -10,10 +10,12 @@
 //! 2. **index rows**, index by index: every copy must belong to an entity that
 //!    implies it, every index entity's member must be an entity that belongs to it.
 //!
-//! A repair never writes an index row directly: for each entity with a problem it
-//! records an intent listing the rows to fix (in the entity's partition, as a write
-//! does) and settles it like any intent, deriving everything from the entity as
-//! stored then. So it is safe while the application writes, and a repair that stops
+//! A repair never writes an index row directly: for the entities of a page with a
+//! problem it records intents listing the rows to fix (one for each partition, as a
+//! write does, and for up to a batch's count of entities) and settles each like any
+//! intent, deriving everything from the entities as stored then. The entities of an
+//! intent settle together, so an index entity that lists many of them is written
+//! once for them all, not once per member. So it is safe while the application writes, and a repair that stops
 //! half-way leaves an intent `reconcile()` finishes. Values two entities claim
 //! (a `unique_index` value held by another entity) are reported, not repaired.
 
@@ -29,7 +31,7 @@ use tables_core::model::{
 };
 use tables_core::{
     col, ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, Filter, IfMatch,
-    QuerySpec, Result, Row, WriteOp,
+    QuerySpec, Result, Row, WriteOp, MAX_BATCH_OPERATIONS,
 };
 
 use super::index_entities::{encode_member, member_key, members_of};
@@ -544,15 +546,36 @@ impl<T: Row> IndexCheck<T> {
             .into_iter()
             .filter(|row| kind_of(row).is_some())
             .map(|row| self.check_entity(row, indexes, &lists));
-        gather(checks).await
+        let checked: Vec<(Vec<Finding>, Option<Repair>)> = stream::iter(checks)
+            .buffered(CONCURRENCY)
+            .try_collect()
+            .await?;
+        let mut findings = Vec::new();
+        let mut repairs = Vec::new();
+        for (mut found, repair) in checked {
+            if let Some(repair) = repair {
+                // Repaired below (an error ends the page): every finding but a value
+                // another entity holds.
+                for finding in &mut found {
+                    finding.repaired = finding.problem != Problem::TakenCopy;
+                }
+                repairs.push(repair);
+            }
+            findings.extend(found);
+        }
+        for group in repair_groups(repairs) {
+            self.repair_entities(group).await?;
+        }
+        Ok(findings)
     }
 
+    /// The findings of one entity, and (repairing) what to repair.
     async fn check_entity(
         &self,
         primary: DynamicEntity,
         indexes: &[(&'static str, &'static IndexSchema)],
         lists: &PageLists,
-    ) -> Result<Vec<Finding>> {
+    ) -> Result<(Vec<Finding>, Option<Repair>)> {
         let engine = self.table.engine().as_ref();
         let table = self.table.name();
         let codec = Codec::of::<T>();
@@ -561,23 +584,26 @@ impl<T: Row> IndexCheck<T> {
         let implied = match (codec.implied)(&primary) {
             Ok(implied) => implied,
             Err(_) => {
-                return Ok(vec![Finding {
+                let finding = Finding {
                     problem: Problem::UnreadableEntity,
                     index: String::new(),
                     table: table.to_owned(),
                     key: entity.clone(),
                     entity: Some(entity),
                     repaired: false,
-                }]);
+                };
+                return Ok((vec![finding], None));
             }
         };
         let wanted = |name: &str| indexes.iter().any(|(k, i)| *k == kind && i.name == name);
         let mut findings = Vec::new();
         let mut repairable = BTreeSet::new();
+        let mut implied_rows = 0;
         for (reference, desired) in rows_of(&implied, table, true) {
             if !wanted(&reference.index) {
                 continue;
             }
+            implied_rows += 1;
             let problem = match &desired {
                 Some(copy) => {
                     let stored = engine
@@ -617,13 +643,12 @@ impl<T: Row> IndexCheck<T> {
                 findings.push(finding(problem, &reference, Some(entity.clone())));
             }
         }
-        if self.repair && !repairable.is_empty() {
-            self.repair_entity(&entity, &kind, repairable).await?;
-            for finding in &mut findings {
-                finding.repaired = finding.problem != Problem::TakenCopy;
-            }
-        }
-        Ok(findings)
+        let repair = (self.repair && !repairable.is_empty()).then(|| Repair {
+            primary: PrimaryIntent::new(kind, entity.row_key.clone(), repairable),
+            partition_key: entity.partition_key,
+            implied_rows,
+        });
+        Ok((findings, repair))
     }
 
     /// Second pass: whether each index row belongs to an entity that implies it.
@@ -801,25 +826,38 @@ impl<T: Row> IndexCheck<T> {
         )
     }
 
-    /// Repairs the index rows of `entity` (of kind `kind`): an intent listing
-    /// `rows` (and, when settled, every row the entity implies), settled now.
+    /// Repairs the index rows `rows` of `entity` (of kind `kind`), as
+    /// [`Self::repair_entities`] does for a group.
     async fn repair_entity(
         &self,
         entity: &EntityKey,
         kind: &str,
         rows: BTreeSet<RowRef>,
     ) -> Result<()> {
+        let implied_rows = rows.len();
+        self.repair_entities(vec![Repair {
+            partition_key: entity.partition_key.clone(),
+            primary: PrimaryIntent::new(kind.to_owned(), entity.row_key.clone(), rows),
+            implied_rows,
+        }])
+        .await
+    }
+
+    /// Repairs the index rows of `group`'s entities (of one partition): an intent
+    /// listing the rows to fix (and, when settled, every row each entity implies),
+    /// settled now. The entities settle together, so an index entity listing many
+    /// of them is written once for the group, not once per member.
+    async fn repair_entities(&self, group: Vec<Repair>) -> Result<()> {
+        let Some(first) = group.first() else {
+            return Ok(());
+        };
         let engine = self.table.engine().as_ref();
         let table = self.table.name();
-        let key = new_intent_key(&entity.partition_key);
+        let key = new_intent_key(&first.partition_key);
         let doc = IntentDoc::new(
             IntentState::Pending,
             true,
-            vec![PrimaryIntent::new(
-                kind.to_owned(),
-                entity.row_key.clone(),
-                rows,
-            )],
+            group.into_iter().map(|repair| repair.primary).collect(),
         )
         .only(self.index.as_ref().map(|name| [name.clone()].into()));
         let outcome = engine
@@ -838,6 +876,51 @@ impl<T: Row> IndexCheck<T> {
         .await?;
         Ok(())
     }
+}
+
+/// One entity's repair: its primary's entry in the repair's intent.
+struct Repair {
+    partition_key: String,
+    primary: PrimaryIntent,
+    /// The index rows the entity implies (among those checked): the intent lists
+    /// them all once settling starts.
+    implied_rows: usize,
+}
+
+/// The most index rows one repair intent lists: each is about 100 bytes of the
+/// intent's JSON, which one string property holds up to 64 KiB of.
+const ROWS_PER_REPAIR: usize = 200;
+
+/// The repairs of a page, grouped into intents: by partition (an intent lives in
+/// its entities' partition), at most a batch's count of entities and about
+/// [`ROWS_PER_REPAIR`] index rows each (an entity implying more has one alone).
+fn repair_groups(repairs: Vec<Repair>) -> Vec<Vec<Repair>> {
+    let mut by_partition: BTreeMap<String, Vec<Repair>> = BTreeMap::new();
+    for repair in repairs {
+        by_partition
+            .entry(repair.partition_key.clone())
+            .or_default()
+            .push(repair);
+    }
+    let mut groups: Vec<Vec<Repair>> = Vec::new();
+    for repairs in by_partition.into_values() {
+        let mut group: Vec<Repair> = Vec::new();
+        let mut rows = 0;
+        for repair in repairs {
+            let full = group.len() == MAX_BATCH_OPERATIONS
+                || (!group.is_empty() && rows + repair.implied_rows > ROWS_PER_REPAIR);
+            if full {
+                groups.push(std::mem::take(&mut group));
+                rows = 0;
+            }
+            rows += repair.implied_rows;
+            group.push(repair);
+        }
+        if !group.is_empty() {
+            groups.push(group);
+        }
+    }
+    groups
 }
 
 fn finding(problem: Problem, reference: &RowRef, entity: Option<EntityKey>) -> Finding {

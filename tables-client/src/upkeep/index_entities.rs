@@ -240,22 +240,30 @@ pub(crate) fn entry_op(
     })
 }
 
-/// Adds `member` to (or removes it from) the index entity at `key` in `table`, with
-/// the ETag retry loop. Returns whether the row changed.
+/// The members to add to and remove from one index entity.
+#[derive(Debug, Default)]
+pub(crate) struct MemberChanges {
+    pub(crate) add: BTreeSet<String>,
+    pub(crate) remove: BTreeSet<String>,
+}
+
+/// Adds `changes.add` to the index entity at `key` in `table` and removes
+/// `changes.remove` from it, in one write conditional on the version read (with the
+/// ETag retry loop), so the list is read and written once for all of them. Returns
+/// the members it added and those it removed; members already so are left out.
 ///
 /// # Errors
 ///
 /// The engine's errors; [`ErrorKind::PreconditionFailed`] after `retries` lost
 /// races; as [`entry_row`].
-pub(crate) async fn update_member(
+pub(crate) async fn update_members(
     engine: &dyn Engine,
     table: &str,
     key: &EntityKey,
     entry_type: &str,
-    member: &str,
-    add: bool,
+    changes: &MemberChanges,
     retries: u32,
-) -> Result<bool> {
+) -> Result<MemberChanges> {
     let mut rounds = ConflictLoop::new(retries);
     loop {
         let current = engine.get_entity(table, key, None).await?;
@@ -263,19 +271,28 @@ pub(crate) async fn update_member(
             Some(row) => members_of(row)?,
             None => BTreeSet::new(),
         };
-        let changed = if add {
-            members.insert(member.to_owned())
-        } else {
-            members.remove(member)
+        let done = MemberChanges {
+            add: changes
+                .add
+                .iter()
+                .filter(|m| members.insert((*m).clone()))
+                .cloned()
+                .collect(),
+            remove: changes
+                .remove
+                .iter()
+                .filter(|m| members.remove(m.as_str()))
+                .cloned()
+                .collect(),
         };
-        if !changed {
-            return Ok(false);
+        if done.add.is_empty() && done.remove.is_empty() {
+            return Ok(done);
         }
         let Some(op) = entry_op(key, current.as_ref(), entry_type, &members)? else {
-            return Ok(false);
+            return Ok(MemberChanges::default());
         };
         if rounds.write_planned(engine, table, &op).await? {
-            return Ok(true);
+            return Ok(done);
         }
     }
 }

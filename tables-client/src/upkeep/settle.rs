@@ -24,7 +24,7 @@ use tables_core::model::index_entry_type;
 use tables_core::{DynamicEntity, Engine, EntityKey, Error, ErrorKind, Origin, Result, WriteOp};
 
 use super::conflict::ConflictLoop;
-use super::index_entities::{encode_member, update_member};
+use super::index_entities::{encode_member, update_members, MemberChanges};
 use super::intents::{rows_of, IntentDoc, IntentState, LiveIntent, PrimaryIntent, RowRef};
 use super::rows::{is_stale_claim, put_copy, release_copy, replace_over, IndexOf};
 use super::touched::{RowChange, TouchedRow};
@@ -109,6 +109,38 @@ pub(crate) async fn apply(
             // Settle each primary once; a reload may reorder or add primaries, so
             // look them up by identity rather than position.
             let mut settled: Vec<(String, String)> = Vec::new();
+            // Several primaries (a batch, a repair's page) first settle together, so
+            // an index entity listing many of them is written once, not once each.
+            let known: Vec<(String, String, Codec)> = live
+                .doc
+                .primaries()
+                .iter()
+                .filter_map(|p| Some((p.kind.clone(), p.rk.clone(), codec_for(&p.kind)?)))
+                .collect();
+            if known.len() > 1 {
+                let mut together: Vec<Settling> = known
+                    .iter()
+                    .map(|(kind, row_key, codec)| Settling::new(&mut live, kind, row_key, *codec))
+                    .collect();
+                let mut rounds = ConflictLoop::new(retries);
+                let changed = settle_round(
+                    engine,
+                    table,
+                    &mut live,
+                    &mut together,
+                    retries,
+                    &mut rounds,
+                    &mut applied,
+                )
+                .await?;
+                for (position, primary) in together.into_iter().enumerate() {
+                    settled.push(primary.id());
+                    // Changed meanwhile: its own rounds until it holds still.
+                    if changed.contains(&position) {
+                        settle(engine, table, &mut live, primary, retries, &mut applied).await?;
+                    }
+                }
+            }
             loop {
                 let next = live.doc.primaries().iter().find_map(|p| {
                     let id = (p.kind.clone(), p.rk.clone());
@@ -118,7 +150,8 @@ pub(crate) async fn apply(
                 let Some((id, codec)) = next else {
                     break;
                 };
-                settle(engine, table, &mut live, &id, codec, retries, &mut applied).await?;
+                let primary = Settling::new(&mut live, &id.0, &id.1, codec);
+                settle(engine, table, &mut live, primary, retries, &mut applied).await?;
                 settled.push(id);
             }
         }
@@ -207,74 +240,137 @@ fn tombstone_state(live: &LiveIntent) -> IntentState {
     }
 }
 
-/// Brings the index rows of the intent's primary `kind`/`row_key` in line with the
-/// current primary, until a round sees the primary unchanged from start to end.
+/// One primary of an intent being settled, and the rows this worker settles for it:
+/// those listed, and every one it finds implied. Kept here too, because another
+/// worker may finish the intent meanwhile: this one still undoes what it wrote from
+/// a primary that changed since.
+struct Settling {
+    kind: String,
+    key: EntityKey,
+    codec: Codec,
+    rows: BTreeSet<RowRef>,
+}
+
+impl Settling {
+    fn new(live: &mut LiveIntent, kind: &str, row_key: &str, codec: Codec) -> Settling {
+        Settling {
+            kind: kind.to_owned(),
+            key: EntityKey::new(live.key.partition_key.clone(), row_key.to_owned()),
+            codec,
+            rows: live.rows_of(kind, row_key).clone(),
+        }
+    }
+
+    fn id(&self) -> (String, String) {
+        (self.kind.clone(), self.key.row_key.clone())
+    }
+}
+
+/// Brings the index rows of one primary in line with the current primary, until a
+/// round sees the primary unchanged from start to end.
 async fn settle(
     engine: &dyn Engine,
     table: &str,
     live: &mut LiveIntent,
-    (kind, row_key): &(String, String),
-    codec: Codec,
+    primary: Settling,
     retries: u32,
     applied: &mut Applied,
 ) -> Result<()> {
-    let primary_key = EntityKey::new(live.key.partition_key.clone(), row_key.clone());
-    let member = encode_member(&primary_key, false);
-    let near_member = encode_member(&primary_key, true);
-    let all = live.doc.covers_all_rows();
-    // The rows this worker settles: those listed, and every one it finds implied.
-    // Kept here too, because another worker may finish the intent meanwhile: this
-    // one still undoes what it wrote from a primary that changed since.
-    let mut rows: BTreeSet<RowRef> = live.rows_of(kind, row_key).clone();
+    let mut primaries = [primary];
     let mut rounds = ConflictLoop::new(retries);
     loop {
-        let before = engine.get_entity(table, &primary_key, None).await?;
-        // An aborted write's primary is whatever committed without it: its rows too.
-        let mut desired = match &before {
-            Some(row) => rows_of(&(codec.implied)(row)?, table, all),
-            None => BTreeMap::new(),
-        };
-        desired.retain(|reference, _| live.doc.settles(&reference.index));
-        rows.extend(desired.keys().cloned());
-        // Record every row about to be written before writing it, so a crash can't
-        // leave a row no intent mentions (while the intent is still at work), and
-        // take on the rows other workers listed.
-        if live.is_at_work() {
-            let listed = live.rows_of(kind, row_key);
-            rows.extend(listed.iter().cloned());
-            let before_len = listed.len();
-            listed.extend(desired.keys().cloned());
-            if listed.len() != before_len {
-                live.dirty = true;
+        let changed = settle_round(
+            engine,
+            table,
+            live,
+            &mut primaries,
+            retries,
+            &mut rounds,
+            applied,
+        )
+        .await?;
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let key = &primaries[0].key;
+        rounds
+            .lost(
+                Error::new(
+                    ErrorKind::PreconditionFailed,
+                    format!("the index rows of {key} changed in every round of their upkeep"),
+                )
+                .with_entity_key(key.clone())
+                .with_origin(Origin::Service),
+            )
+            .await?;
+    }
+}
+
+/// One round of upkeep for `primaries` together: read each; record the rows they
+/// imply in the intent (one write for all) before writing any; write or remove each
+/// copy; change each index entity once for all the members it gains and loses
+/// (one read and one write, however many of the primaries it lists); then read
+/// each primary again. Returns the positions of those that changed meanwhile: a
+/// further round brings their rows in line with what they hold now.
+async fn settle_round(
+    engine: &dyn Engine,
+    table: &str,
+    live: &mut LiveIntent,
+    primaries: &mut [Settling],
+    retries: u32,
+    rounds: &mut ConflictLoop,
+    applied: &mut Applied,
+) -> Result<Vec<usize>> {
+    let all = live.doc.covers_all_rows();
+    let (before, desired) = loop {
+        let mut before = Vec::with_capacity(primaries.len());
+        let mut desired = Vec::with_capacity(primaries.len());
+        for primary in primaries.iter_mut() {
+            let row = engine.get_entity(table, &primary.key, None).await?;
+            // An aborted write's primary is whatever committed without it: its rows too.
+            let mut implied = match &row {
+                Some(row) => rows_of(&(primary.codec.implied)(row)?, table, all),
+                None => BTreeMap::new(),
+            };
+            implied.retain(|reference, _| live.doc.settles(&reference.index));
+            primary.rows.extend(implied.keys().cloned());
+            // Record every row about to be written before writing it, so a crash
+            // can't leave a row no intent mentions (while the intent is still at
+            // work), and take on the rows other workers listed.
+            if live.is_at_work() {
+                let listed = live.rows_of(&primary.kind, &primary.key.row_key);
+                primary.rows.extend(listed.iter().cloned());
+                let before_len = listed.len();
+                listed.extend(implied.keys().cloned());
+                if listed.len() != before_len {
+                    live.dirty = true;
+                }
             }
+            before.push(row);
+            desired.push(implied);
         }
         let stored = !live.dirty || !live.is_at_work() || live.persist(engine, table).await?;
-        // Not stored while still at work: another worker extended it; read again.
-        if !stored && live.is_at_work() {
-            rounds
-                .lost(
-                    Error::new(
-                        ErrorKind::PreconditionFailed,
-                        format!("another worker kept extending the intent {}", live.key),
-                    )
-                    .with_origin(Origin::Service),
-                )
-                .await?;
-            continue;
+        if stored || !live.is_at_work() {
+            break (before, desired);
         }
-        for reference in rows.iter().cloned() {
+        // Not stored while still at work: another worker extended it; read again.
+        rounds
+            .lost(
+                Error::new(
+                    ErrorKind::PreconditionFailed,
+                    format!("another worker kept extending the intent {}", live.key),
+                )
+                .with_origin(Origin::Service),
+            )
+            .await?;
+    };
+    // The index entities' changes, gathered over the primaries: (table, key, type).
+    let mut lists: BTreeMap<(String, EntityKey, String), MemberChanges> = BTreeMap::new();
+    for (primary, desired) in primaries.iter().zip(&desired) {
+        let kind = primary.kind.as_str();
+        for reference in &primary.rows {
             let key = reference.key();
-            let of = IndexOf {
-                kind,
-                index: &reference.index,
-            };
-            let entry_type = || index_entry_type(kind, &reference.index);
-            let member = if reference.near {
-                &near_member
-            } else {
-                &member
-            };
-            let wanted = desired.get(&reference);
+            let wanted = desired.get(reference);
             // A membership the entity has (add it) or no longer has (remove it).
             let membership = match wanted {
                 Some(None) => Some(true),
@@ -282,26 +378,24 @@ async fn settle(
                 _ => None,
             };
             if let Some(add) = membership {
-                let changed = update_member(
-                    engine,
-                    &reference.table,
-                    &key,
-                    &entry_type(),
-                    member,
-                    add,
-                    retries,
-                )
-                .await?;
-                if changed {
-                    let change = if add {
-                        RowChange::MemberAdded
-                    } else {
-                        RowChange::MemberRemoved
-                    };
-                    applied.touch(&reference.table, key, change);
+                let member = encode_member(&primary.key, reference.near);
+                let list = (
+                    reference.table.clone(),
+                    key,
+                    index_entry_type(kind, &reference.index),
+                );
+                let changes = lists.entry(list).or_default();
+                if add {
+                    changes.add.insert(member);
+                } else {
+                    changes.remove.insert(member);
                 }
                 continue;
             }
+            let of = IndexOf {
+                kind,
+                index: &reference.index,
+            };
             match wanted {
                 Some(Some(copy)) => {
                     let written = ensure_copy(
@@ -309,8 +403,8 @@ async fn settle(
                         &reference.table,
                         copy,
                         of,
-                        &primary_key,
-                        codec,
+                        &primary.key,
+                        primary.codec,
                         retries,
                     )
                     .await;
@@ -325,7 +419,7 @@ async fn settle(
                     }
                 }
                 Some(None) | None => {
-                    if remove_copy(engine, &reference.table, &key, of, &primary_key, retries)
+                    if remove_copy(engine, &reference.table, &key, of, &primary.key, retries)
                         .await?
                     {
                         applied.touch(&reference.table, key, RowChange::CopyRemoved);
@@ -333,24 +427,28 @@ async fn settle(
                 }
             }
         }
-        let after = engine.get_entity(table, &primary_key, None).await?;
-        let version = |row: &Option<DynamicEntity>| row.as_ref().map(|r| r.etag.clone());
-        if version(&before) == version(&after) {
-            return Ok(());
-        }
-        rounds
-            .lost(
-                Error::new(
-                    ErrorKind::PreconditionFailed,
-                    format!(
-                        "the index rows of {primary_key} changed in every round of their upkeep"
-                    ),
-                )
-                .with_entity_key(primary_key.clone())
-                .with_origin(Origin::Service),
-            )
-            .await?;
     }
+    for ((list_table, key, entry_type), changes) in lists {
+        let done =
+            update_members(engine, &list_table, &key, &entry_type, &changes, retries).await?;
+        for (members, change) in [
+            (done.add, RowChange::MemberAdded),
+            (done.remove, RowChange::MemberRemoved),
+        ] {
+            for _ in members {
+                applied.touch(&list_table, key.clone(), change);
+            }
+        }
+    }
+    let mut changed = Vec::new();
+    for (position, (primary, before)) in primaries.iter().zip(&before).enumerate() {
+        let after = engine.get_entity(table, &primary.key, None).await?;
+        let version = |row: &Option<DynamicEntity>| row.as_ref().map(|r| r.etag.clone());
+        if version(before) != version(&after) {
+            changed.push(position);
+        }
+    }
+    Ok(changed)
 }
 
 /// Writes `copy` (a copy of `primary` for `of`) to `table` unless it is stored

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use tables_client::{
     ContinuationToken, DynamicEntity, Engine, EntityKey, Error, ErrorKind, ListTablesOptions, Page,
     QuerySpec, Result, TablePage, TableServiceClient, WriteOp, WriteOutcome,
@@ -27,13 +28,30 @@ pub enum Call {
 
 /// Wraps any engine: records every call, and, once armed with
 /// [`Recorder::fail_writes_after_commit`], fails every single write that follows a
-/// transaction, as a process dying right after its transaction commits.
-#[derive(Debug, Clone)]
+/// transaction, as a process dying right after its transaction commits; with
+/// [`Recorder::before_get`], lets another writer's change land just before a read.
+#[derive(Clone)]
 pub struct Recorder {
     inner: Arc<dyn Engine>,
     calls: Arc<Mutex<Vec<Call>>>,
     fail_writes: Arc<AtomicBool>,
     committed: Arc<AtomicBool>,
+    before_get: Arc<Mutex<Option<BeforeGet>>>,
+}
+
+/// What [`Recorder::before_get`] runs, and before the read of which row.
+struct BeforeGet {
+    table: String,
+    key: EntityKey,
+    run: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Recorder {
@@ -44,7 +62,28 @@ impl Recorder {
             calls: Arc::default(),
             fail_writes: Arc::default(),
             committed: Arc::default(),
+            before_get: Arc::default(),
         }
+    }
+
+    /// Runs `run` (once, to its end) when the next `get_entity` of `key` in `table`
+    /// arrives, before that read: a change another writer makes between two reads
+    /// of a worker.
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while arming or reading.
+    pub fn before_get(
+        &self,
+        table: &str,
+        key: EntityKey,
+        run: impl FnOnce() -> BoxFuture<'static, ()> + Send + 'static,
+    ) {
+        *self.before_get.lock().expect("no reading thread panicked") = Some(BeforeGet {
+            table: table.to_owned(),
+            key,
+            run: Box::new(run),
+        });
     }
 
     /// A client over a recorder wrapping `service`'s engine, with its options.
@@ -103,6 +142,19 @@ impl Engine for Recorder {
         select: Option<&[String]>,
     ) -> Result<Option<DynamicEntity>> {
         self.record(Call::Get(table.to_owned(), key.clone()));
+        let hook = {
+            let mut armed = self.before_get.lock().expect("no arming thread panicked");
+            match armed.take() {
+                Some(hook) if hook.table == table && hook.key == *key => Some(hook),
+                other => {
+                    *armed = other;
+                    None
+                }
+            }
+        };
+        if let Some(hook) = hook {
+            (hook.run)().await;
+        }
         self.inner.get_entity(table, key, select).await
     }
 
