@@ -598,12 +598,12 @@ impl<T: Row> IndexCheck<T> {
         let wanted = |name: &str| indexes.iter().any(|(k, i)| *k == kind && i.name == name);
         let mut findings = Vec::new();
         let mut repairable = BTreeSet::new();
-        let mut implied_rows = 0;
+        let mut implied_rows = BTreeSet::new();
         for (reference, desired) in rows_of(&implied, table, true) {
             if !wanted(&reference.index) {
                 continue;
             }
-            implied_rows += 1;
+            implied_rows.insert(reference.clone());
             let problem = match &desired {
                 Some(copy) => {
                     let stored = engine
@@ -643,10 +643,14 @@ impl<T: Row> IndexCheck<T> {
                 findings.push(finding(problem, &reference, Some(entity.clone())));
             }
         }
-        let repair = (self.repair && !repairable.is_empty()).then(|| Repair {
-            primary: PrimaryIntent::new(kind, entity.row_key.clone(), repairable),
-            partition_key: entity.partition_key,
-            implied_rows,
+        let repair = (self.repair && !repairable.is_empty()).then(|| {
+            // Settling lists every implied row in the intent: its size with them all.
+            let all = PrimaryIntent::new(kind.clone(), entity.row_key.clone(), implied_rows);
+            Repair {
+                intent_bytes: intent_bytes(&all),
+                primary: PrimaryIntent::new(kind, entity.row_key.clone(), repairable),
+                partition_key: entity.partition_key,
+            }
         });
         Ok((findings, repair))
     }
@@ -834,11 +838,11 @@ impl<T: Row> IndexCheck<T> {
         kind: &str,
         rows: BTreeSet<RowRef>,
     ) -> Result<()> {
-        let implied_rows = rows.len();
+        let primary = PrimaryIntent::new(kind.to_owned(), entity.row_key.clone(), rows);
         self.repair_entities(vec![Repair {
             partition_key: entity.partition_key.clone(),
-            primary: PrimaryIntent::new(kind.to_owned(), entity.row_key.clone(), rows),
-            implied_rows,
+            intent_bytes: intent_bytes(&primary),
+            primary,
         }])
         .await
     }
@@ -882,18 +886,24 @@ impl<T: Row> IndexCheck<T> {
 struct Repair {
     partition_key: String,
     primary: PrimaryIntent,
-    /// The index rows the entity implies (among those checked): the intent lists
-    /// them all once settling starts.
-    implied_rows: usize,
+    /// The entry's size in the intent once it lists every index row the entity
+    /// implies (among those checked), as settling makes it.
+    intent_bytes: usize,
 }
 
-/// The most index rows one repair intent lists: each is about 100 bytes of the
-/// intent's JSON, which one string property holds up to 64 KiB of.
-const ROWS_PER_REPAIR: usize = 200;
+/// The JSON size of `primary`'s entry in an intent.
+fn intent_bytes(primary: &PrimaryIntent) -> usize {
+    serde_json::to_vec(primary).map_or(usize::MAX, |json| json.len())
+}
+
+/// The most bytes of entries one repair intent holds: an intent is one string
+/// property (64 KiB, 32,768 UTF-16 units, and a UTF-8 byte count is never below
+/// the UTF-16 unit count), kept at half of that so workers can still extend it.
+const REPAIR_INTENT_BYTES: usize = 16 * 1024;
 
 /// The repairs of a page, grouped into intents: by partition (an intent lives in
-/// its entities' partition), at most a batch's count of entities and about
-/// [`ROWS_PER_REPAIR`] index rows each (an entity implying more has one alone).
+/// its entities' partition), at most a batch's count of entities and
+/// [`REPAIR_INTENT_BYTES`] of entries each (an entity over that has one alone).
 fn repair_groups(repairs: Vec<Repair>) -> Vec<Vec<Repair>> {
     let mut by_partition: BTreeMap<String, Vec<Repair>> = BTreeMap::new();
     for repair in repairs {
@@ -905,15 +915,15 @@ fn repair_groups(repairs: Vec<Repair>) -> Vec<Vec<Repair>> {
     let mut groups: Vec<Vec<Repair>> = Vec::new();
     for repairs in by_partition.into_values() {
         let mut group: Vec<Repair> = Vec::new();
-        let mut rows = 0;
+        let mut bytes = 0;
         for repair in repairs {
             let full = group.len() == MAX_BATCH_OPERATIONS
-                || (!group.is_empty() && rows + repair.implied_rows > ROWS_PER_REPAIR);
+                || (!group.is_empty() && bytes + repair.intent_bytes > REPAIR_INTENT_BYTES);
             if full {
                 groups.push(std::mem::take(&mut group));
-                rows = 0;
+                bytes = 0;
             }
-            rows += repair.implied_rows;
+            bytes += repair.intent_bytes;
             group.push(repair);
         }
         if !group.is_empty() {
@@ -990,6 +1000,45 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repairs_group_by_partition_count_and_intent_size() {
+        let repair = |partition: &str, row: usize, intent_bytes: usize| Repair {
+            partition_key: partition.to_owned(),
+            primary: PrimaryIntent::new("Employee".into(), format!("e{row:03}"), BTreeSet::new()),
+            intent_bytes,
+        };
+        let sizes = |groups: &[Vec<Repair>]| -> Vec<(String, usize)> {
+            groups
+                .iter()
+                .map(|g| (g[0].partition_key.clone(), g.len()))
+                .collect()
+        };
+        // 250 small entities of one partition and 3 of another: batches of 100.
+        let mut repairs: Vec<Repair> = (0..250).map(|i| repair("a", i, 100)).collect();
+        repairs.extend((0..3).map(|i| repair("b", i, 100)));
+        let groups = repair_groups(repairs);
+        let expected = [("a", 100), ("a", 100), ("a", 50), ("b", 3)];
+        let expected: Vec<(String, usize)> = expected
+            .iter()
+            .map(|(p, n)| ((*p).to_owned(), *n))
+            .collect();
+        assert_eq!(sizes(&groups), expected);
+        // Large entries: as many as the intent's budget holds; one over it alone.
+        let third = REPAIR_INTENT_BYTES / 3;
+        let repairs = vec![
+            repair("a", 0, third),
+            repair("a", 1, third),
+            repair("a", 2, third),
+            repair("a", 3, third + 1),
+            repair("a", 4, REPAIR_INTENT_BYTES * 2),
+            repair("a", 5, 10),
+        ];
+        let groups = repair_groups(repairs);
+        let expected: Vec<(String, usize)> =
+            [3, 1, 1, 1].iter().map(|n| ("a".to_owned(), *n)).collect();
+        assert_eq!(sizes(&groups), expected);
+    }
 
     #[test]
     fn tokens_round_trip_and_refuse_garbage() {
