@@ -15,7 +15,7 @@ use tables_client::{
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::typed::{
-    check, create_tables, employee, Backend, Employee, Recorder, BY_CITY, BY_EMAIL, STAFF,
+    check, create_tables, employee, lose_row, Backend, Employee, Recorder, BY_CITY, BY_EMAIL, STAFF,
 };
 
 /// Every row of the entity table and its index tables, by table and key, versions
@@ -81,15 +81,7 @@ async fn repair_finds_and_fixes_rows_no_intent_records(backend: Backend) {
         .unwrap();
     // 2. Employee 2's email copy (in its partition) lost.
     let lost = Employee::email_key("Sales", "e2v0@contoso.com").unwrap();
-    raw.write(
-        STAFF,
-        &WriteOp::Delete {
-            key: lost.into(),
-            if_match: IfMatch::Any,
-        },
-    )
-    .await
-    .unwrap();
+    lose_row(raw.as_ref(), STAFF, lost.into()).await.unwrap();
     // 3. Employee 3's badge copy stale.
     let badge = Employee::by_badge_key("b3v0").unwrap();
     let stale = get(engine, STAFF, &badge.partition_key, &badge.row_key)
@@ -439,15 +431,7 @@ async fn an_index_entity_is_read_once_a_page_not_once_a_member(backend: Backend)
     );
 
     let jones = EntityKey::new("Sales", "lastname_Jones");
-    engine
-        .inner()
-        .write(
-            STAFF,
-            &WriteOp::Delete {
-                key: jones.clone(),
-                if_match: IfMatch::Any,
-            },
-        )
+    lose_row(engine.inner().as_ref(), STAFF, jones.clone())
         .await
         .unwrap();
     let (pages, _, writes, findings) = first_pass(true).await;
@@ -478,11 +462,9 @@ async fn an_entity_changed_during_a_repair_is_settled_again(backend: Backend) {
         staff.insert(&employee("Sales", id, 0)).await.unwrap(); // all Jones
     }
     let jones = EntityKey::new("Sales", "lastname_Jones");
-    let delete = WriteOp::Delete {
-        key: jones.clone(),
-        if_match: IfMatch::Any,
-    };
-    engine.inner().write(STAFF, &delete).await.unwrap();
+    lose_row(engine.inner().as_ref(), STAFF, jones)
+        .await
+        .unwrap();
     // The repair reads employees 1 to 4 in turn: as it reads 3, employee 2 (read
     // already, as a Jones) moves to Smith through another client.
     let (client, recorder) = Recorder::wrap(service);

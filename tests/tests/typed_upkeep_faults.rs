@@ -23,12 +23,13 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use tables_client::mem::{CallKind, Fault, FaultInjector};
+use tables_client::model::{row_role, RowRole};
 use tables_client::{
     DynamicEntity, Engine, ErrorKind, IfMatch, OnNone, Result, Row, TableServiceClient,
 };
 use tables_tests::read::all_rows;
 use tables_tests::typed::{
-    check, create_tables, employee, intents, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
+    check, create_tables, employee, intents, lose_row, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
 };
 
 /// The primaries as comparable values.
@@ -177,28 +178,16 @@ async fn setup_lost_index_rows(fixture: &tables_tests::typed::Fixture) -> Result
     for id in 1..=6 {
         staff.insert(&employee("Sales", id, id % 2)).await?;
     }
-    let raw = engine.inner();
+    let raw = engine.inner().as_ref();
     for table in [STAFF, BY_CITY] {
-        for row in all_rows(raw.as_ref(), table).await? {
-            if table == BY_CITY || row.row_key.starts_with("lastname_") {
-                let key = row.key();
-                let delete = tables_client::WriteOp::Delete {
-                    key,
-                    if_match: IfMatch::Any,
-                };
-                raw.write(table, &delete).await?;
+        for row in all_rows(raw, table).await? {
+            if matches!(row_role(&row), RowRole::IndexEntry { .. }) {
+                lose_row(raw, table, row.key()).await?;
             }
         }
     }
     let email = Employee::by_email_key("Sales", "e3v1@contoso.com")?;
-    raw.write(
-        BY_EMAIL,
-        &tables_client::WriteOp::Delete {
-            key: email.into_entity_key(),
-            if_match: IfMatch::Any,
-        },
-    )
-    .await?;
+    lose_row(raw, BY_EMAIL, email.into_entity_key()).await?;
     Ok(())
 }
 
@@ -375,9 +364,8 @@ async fn do_damage(engine: &dyn Engine, damage: &Damage) {
             for table in [STAFF, BY_EMAIL, BY_CITY] {
                 for row in tables_tests::read::all_rows(engine, table).await.unwrap() {
                     if matches!(
-                        tables_client::model::row_role(&row),
-                        tables_client::model::RowRole::IndexCopy { .. }
-                            | tables_client::model::RowRole::IndexEntry { .. }
+                        row_role(&row),
+                        RowRole::IndexCopy { .. } | RowRole::IndexEntry { .. }
                     ) {
                         rows.push((table, row.key()));
                     }
@@ -387,11 +375,7 @@ async fn do_damage(engine: &dyn Engine, damage: &Damage) {
                 return;
             }
             let (table, key) = rows.swap_remove(n % rows.len());
-            let delete = tables_client::WriteOp::Delete {
-                key,
-                if_match: IfMatch::Any,
-            };
-            engine.write(table, &delete).await.unwrap();
+            lose_row(engine, table, key).await.unwrap();
         }
         Damage::OrphanCopy(id) => {
             let ghost = staff_member(*id, 99);

@@ -546,10 +546,7 @@ impl<T: Row> IndexCheck<T> {
             .into_iter()
             .filter(|row| kind_of(row).is_some())
             .map(|row| self.check_entity(row, indexes, &lists));
-        let checked: Vec<(Vec<Finding>, Option<Repair>)> = stream::iter(checks)
-            .buffered(CONCURRENCY)
-            .try_collect()
-            .await?;
+        let checked = run_checks(checks).await?;
         let mut findings = Vec::new();
         let mut repairs = Vec::new();
         for (mut found, repair) in checked {
@@ -564,7 +561,9 @@ impl<T: Row> IndexCheck<T> {
             findings.extend(found);
         }
         for group in repair_groups(repairs) {
-            self.repair_entities(group).await?;
+            let partition_key = group[0].partition_key.clone();
+            let primaries = group.into_iter().map(|repair| repair.primary).collect();
+            self.repair_entities(&partition_key, primaries).await?;
         }
         Ok(findings)
     }
@@ -669,7 +668,8 @@ impl<T: Row> IndexCheck<T> {
                 IndexKind::List => self.check_entry(row, kind, index, table).await,
             }
         });
-        gather(checks).await
+        let found = run_checks(checks).await?;
+        Ok(found.into_iter().flatten().collect())
     }
 
     async fn check_copy(
@@ -839,31 +839,25 @@ impl<T: Row> IndexCheck<T> {
         rows: BTreeSet<RowRef>,
     ) -> Result<()> {
         let primary = PrimaryIntent::new(kind.to_owned(), entity.row_key.clone(), rows);
-        self.repair_entities(vec![Repair {
-            partition_key: entity.partition_key.clone(),
-            intent_bytes: intent_bytes(&primary),
-            primary,
-        }])
-        .await
+        self.repair_entities(&entity.partition_key, vec![primary])
+            .await
     }
 
-    /// Repairs the index rows of `group`'s entities (of one partition): an intent
-    /// listing the rows to fix (and, when settled, every row each entity implies),
-    /// settled now. The entities settle together, so an index entity listing many
-    /// of them is written once for the group, not once per member.
-    async fn repair_entities(&self, group: Vec<Repair>) -> Result<()> {
-        let Some(first) = group.first() else {
-            return Ok(());
-        };
+    /// Repairs the index rows of `primaries` (entities of partition
+    /// `partition_key`): an intent listing the rows to fix (and, when settled,
+    /// every row each entity implies), settled now. The entities settle together,
+    /// so an index entity listing many of them is written once, not once per
+    /// member.
+    async fn repair_entities(
+        &self,
+        partition_key: &str,
+        primaries: Vec<PrimaryIntent>,
+    ) -> Result<()> {
         let engine = self.table.engine().as_ref();
         let table = self.table.name();
-        let key = new_intent_key(&first.partition_key);
-        let doc = IntentDoc::new(
-            IntentState::Pending,
-            true,
-            group.into_iter().map(|repair| repair.primary).collect(),
-        )
-        .only(self.index.as_ref().map(|name| [name.clone()].into()));
+        let key = new_intent_key(partition_key);
+        let doc = IntentDoc::new(IntentState::Pending, true, primaries)
+            .only(self.index.as_ref().map(|name| [name.clone()].into()));
         let outcome = engine
             .write(table, &WriteOp::Insert(intent_row(&key, &doc)?))
             .await?;
@@ -984,17 +978,16 @@ impl PageLists {
     }
 }
 
-/// Runs the checks of one page, `CONCURRENCY` at a time, in order, and joins their
-/// findings.
-async fn gather<F>(checks: impl IntoIterator<Item = F>) -> Result<Vec<Finding>>
+/// Runs the checks of one page, `CONCURRENCY` at a time, and returns their
+/// results in order.
+async fn run_checks<F, R>(checks: impl IntoIterator<Item = F>) -> Result<Vec<R>>
 where
-    F: std::future::Future<Output = Result<Vec<Finding>>>,
+    F: std::future::Future<Output = Result<R>>,
 {
-    let found: Vec<Vec<Finding>> = stream::iter(checks)
+    stream::iter(checks)
         .buffered(CONCURRENCY)
         .try_collect()
-        .await?;
-    Ok(found.into_iter().flatten().collect())
+        .await
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tables_client::model::{row_role, RowRole};
-use tables_client::{DynamicEntity, Engine, EntityKey, Result, Row, Value};
+use tables_client::{DynamicEntity, Engine, EntityKey, IfMatch, Result, Row, Value, WriteOp};
 
 use crate::read::all_rows;
 
@@ -152,4 +152,18 @@ pub async fn intents(engine: &dyn Engine, table: &str) -> Result<usize> {
         .iter()
         .filter(|r| matches!(row_role(r), RowRole::System(_)) && !is_tombstone(r))
         .count())
+}
+
+/// Deletes the row at `key` in `table` past the client (no upkeep, any version):
+/// an index row lost, for a check or a repair to find.
+///
+/// # Errors
+///
+/// The engine's, e.g. when the row is absent.
+pub async fn lose_row(engine: &dyn Engine, table: &str, key: EntityKey) -> Result<()> {
+    let delete = WriteOp::Delete {
+        key,
+        if_match: IfMatch::Any,
+    };
+    engine.write(table, &delete).await.map(drop)
 }

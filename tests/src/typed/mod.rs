@@ -11,7 +11,7 @@ pub mod recorder;
 pub mod staff;
 
 pub use backend::{Backend, Fixture};
-pub use index_check::{check, intents, is_tombstone};
+pub use index_check::{check, intents, is_tombstone, lose_row};
 #[doc(hidden)]
 pub use matrix::__backend;
 pub use matrix::Outcome;
