@@ -12,7 +12,9 @@
 //!   turn, four ways;
 //! - a property test: random sequences of writes with random injected failures;
 //! - 16 concurrent writers sharing index entities, and writers racing
-//!   `reconcile()`.
+//!   `reconcile()`;
+//! - a worker that dies right after writing a copy for a value its intent's plan
+//!   never saw (it records the copy in the intent first).
 
 #![allow(clippy::unwrap_used)] // tests
 
@@ -29,7 +31,8 @@ use tables_client::{
 };
 use tables_tests::read::all_rows;
 use tables_tests::typed::{
-    check, create_tables, employee, intents, lose_row, Backend, Employee, BY_CITY, BY_EMAIL, STAFF,
+    check, create_tables, employee, intents, lose_row, Backend, Employee, Recorder, BY_CITY,
+    BY_EMAIL, STAFF,
 };
 
 /// The primaries as comparable values.
@@ -189,6 +192,88 @@ async fn setup_lost_index_rows(fixture: &tables_tests::typed::Fixture) -> Result
     let email = Employee::by_email_key("Sales", "e3v1@contoso.com")?;
     lose_row(raw, BY_EMAIL, email.into_entity_key()).await?;
     Ok(())
+}
+
+/// A worker settling an intent meets a value its plan never saw (another writer
+/// moved the entity since), writes that value's copy, and dies before it finishes;
+/// meanwhile a third writer moved the entity on and removed that copy, so the
+/// worker's write left it behind. The worker recorded the copy in the intent before
+/// writing it, so `reconcile()` finds it there and removes it: nothing is left that
+/// no intent mentions.
+async fn a_copy_written_for_a_value_no_plan_saw_is_recorded_first(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    staff.insert(&employee("Sales", 1, 0)).await.unwrap();
+    // A write (badge v0 -> v1) whose process dies right after its commit: its
+    // intent is left at work, listing the badges v0 and v1.
+    let (crashing, recorder) = Recorder::wrap(service);
+    recorder.fail_writes_after_commit(true);
+    let outcome = crashing
+        .table::<Employee>(STAFF)
+        .replace(&employee("Sales", 1, 1), IfMatch::Any)
+        .await
+        .unwrap();
+    assert!(
+        outcome.pending_upkeep.is_some(),
+        "the upkeep is left undone"
+    );
+    assert_eq!(intents(engine, STAFF).await.unwrap(), 1);
+    // A worker takes the intent up. Just before it reads the entity, another client
+    // moves it to v2 (badge v2, a value the intent doesn't list). Just before the
+    // worker looks for the v2 copy, a third client moves it on to v3 (removing the
+    // v2 copy). The worker then writes the v2 copy and dies.
+    let (worker, recorder) = Recorder::wrap(service);
+    let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
+        .unwrap()
+        .into_entity_key();
+    let (second, meddler) = (service.clone(), recorder.clone());
+    recorder.before_get(
+        STAFF,
+        Employee::key("Sales", 1).unwrap().into_entity_key(),
+        move || {
+            Box::pin(async move {
+                let staff = second.table::<Employee>(STAFF);
+                staff
+                    .replace(&employee("Sales", 1, 2), IfMatch::Any)
+                    .await
+                    .unwrap();
+                let third = second.clone();
+                meddler.before_get(STAFF, badge_v2.clone(), move || {
+                    Box::pin(async move {
+                        let staff = third.table::<Employee>(STAFF);
+                        staff
+                            .replace(&employee("Sales", 1, 3), IfMatch::Any)
+                            .await
+                            .unwrap();
+                    })
+                });
+                meddler.fail_writes_after_write_to(STAFF, badge_v2);
+            })
+        },
+    );
+    let crashed = worker.table::<Employee>(STAFF).reconcile().await;
+    let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
+        .unwrap()
+        .into_entity_key();
+    assert!(
+        engine
+            .get_entity(STAFF, &badge_v2, None)
+            .await
+            .unwrap()
+            .is_some(),
+        "the worker wrote the v2 copy after the v3 write removed it: {crashed:?}"
+    );
+    assert!(
+        crashed.map_or(true, |report| !report.failures.is_empty()),
+        "the worker died before it finished"
+    );
+    staff.reconcile().await.unwrap();
+    check::<Employee>(engine, STAFF).await.unwrap();
+    let stored = staff.get(Employee::key("Sales", 1).unwrap()).await.unwrap();
+    assert_eq!(stored.unwrap().value, employee("Sales", 1, 3));
+    fixture.drop_tables().await;
 }
 
 /// A repair that rebuilds index entities for many members fails at each of its
@@ -582,6 +667,8 @@ async fn writers_racing_reconcile_leave_exact_indexes(backend: Backend) {
 }
 
 tables_tests::typed_matrix!(
+    #[tokio::test]
+    a_copy_written_for_a_value_no_plan_saw_is_recorded_first,
     #[tokio::test]
     crash_during_insert,
     #[tokio::test]

@@ -28,8 +28,10 @@ pub enum Call {
 
 /// Wraps any engine: records every call, and, once armed with
 /// [`Recorder::fail_writes_after_commit`], fails every single write that follows a
-/// transaction, as a process dying right after its transaction commits; with
-/// [`Recorder::before_get`], lets another writer's change land just before a read.
+/// transaction, as a process dying right after its transaction commits (or, with
+/// [`Recorder::fail_writes_after_write_to`], right after it wrote a chosen row);
+/// with [`Recorder::before_get`], lets another writer's change land just before a
+/// read.
 #[derive(Clone)]
 pub struct Recorder {
     inner: Arc<dyn Engine>,
@@ -37,6 +39,7 @@ pub struct Recorder {
     fail_writes: Arc<AtomicBool>,
     committed: Arc<AtomicBool>,
     before_get: Arc<Mutex<Option<BeforeGet>>>,
+    crash_after: Arc<Mutex<Option<(String, EntityKey)>>>,
 }
 
 /// What [`Recorder::before_get`] runs, and before the read of which row.
@@ -63,6 +66,7 @@ impl Recorder {
             fail_writes: Arc::default(),
             committed: Arc::default(),
             before_get: Arc::default(),
+            crash_after: Arc::default(),
         }
     }
 
@@ -108,6 +112,18 @@ impl Recorder {
     pub fn fail_writes_after_commit(&self, fail: bool) {
         self.committed.store(false, Ordering::SeqCst);
         self.fail_writes.store(fail, Ordering::SeqCst);
+    }
+
+    /// Arms the crash at a chosen row: once a single write to `key` in `table`
+    /// applies, that write and every single write after it fail with a transport
+    /// error (the process died before it heard the answer).
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while arming or writing.
+    pub fn fail_writes_after_write_to(&self, table: &str, key: EntityKey) {
+        *self.crash_after.lock().expect("no writing thread panicked") =
+            Some((table.to_owned(), key));
     }
 
     fn record(&self, call: Call) {
@@ -173,7 +189,18 @@ impl Engine for Recorder {
         if self.fail_writes.load(Ordering::SeqCst) && self.committed.load(Ordering::SeqCst) {
             return Err(Error::new(ErrorKind::Transport, "simulated crash"));
         }
-        self.inner.write(table, op).await
+        let outcome = self.inner.write(table, op).await?;
+        let mut crash_after = self.crash_after.lock().expect("no arming thread panicked");
+        if crash_after
+            .as_ref()
+            .is_some_and(|(t, key)| t == table && *key == op.key())
+        {
+            *crash_after = None;
+            self.committed.store(true, Ordering::SeqCst);
+            self.fail_writes.store(true, Ordering::SeqCst);
+            return Err(Error::new(ErrorKind::Transport, "simulated crash").with_may_have_applied());
+        }
+        Ok(outcome)
     }
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
