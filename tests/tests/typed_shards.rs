@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use tables_client::key::form::shard::bucket;
-use tables_client::{Entity, IfMatch, Result};
+use tables_client::{Entity, ErrorKind, IfMatch, Result, Row};
 use tables_tests::read::all_rows;
 use tables_tests::typed::Backend;
 
@@ -162,10 +162,76 @@ async fn buckets_beside_other_fields(backend: Backend) -> Result<()> {
     Ok(())
 }
 
+/// A row whose bucket is not its value's (written by other code, or with another
+/// bucket count) reads as an error naming the field and both buckets, not as a
+/// value whose own key is another row (a replace of it would miss, an upsert would
+/// make a second row).
+async fn a_row_in_another_bucket_is_a_decode_error(backend: Backend) -> Result<()> {
+    let service = backend.service();
+    service.create_table(TABLE).await?;
+    let table = service.table::<SignIn>(TABLE);
+    table.insert(&signin(1)).await?;
+    let stray = signin(2);
+    let right = bucket(&stray.user, 8);
+    let wrong = (right + 3) % 8;
+    let mut row = stray.to_entity()?;
+    row.partition_key = wrong.to_string();
+    let write = tables_client::WriteOp::Insert(row);
+    service.engine().write(TABLE, &write).await?;
+    let err = table
+        .query()
+        .across_partitions(SignIn::shard_partitions()?)
+        .collect()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Decode, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "field `user` is \"user02\", which this type puts in bucket {right} of 8, not {wrong}"
+        )),
+        "{message}"
+    );
+    assert_eq!(err.entity_key(), Some(&write.key()), "{err:?}");
+    Ok(())
+}
+
 tables_tests::typed_matrix!(
     buckets_spread_and_merge_back_in_key_order,
     buckets_beside_other_fields,
+    a_row_in_another_bucket_is_a_decode_error,
 );
+
+/// A sharded field is read back from another placeholder of its key or from the
+/// whole other key: either way its bucket is checked.
+#[test]
+fn every_bucket_read_back_is_checked() {
+    #[derive(Entity, Debug, Clone, PartialEq)]
+    #[entity(partition_key = "{a:shard(16)}", row_key = "{a}")]
+    struct WholeKey {
+        a: String,
+    }
+    fn moved<T: Row + std::fmt::Debug>(value: &T, pk: String) -> String {
+        let mut row = value.to_entity().unwrap();
+        assert!(T::from_entity(row.clone()).is_ok());
+        row.partition_key = pk;
+        let err = T::from_entity(row).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decode, "{err}");
+        err.to_string()
+    }
+    let whole = WholeKey { a: "x".into() };
+    let other = (bucket("x", 16) + 1) % 16;
+    let message = moved(&whole, format!("{other:02}"));
+    assert!(message.contains("field `a` is \"x\""), "{message}");
+    let beside = Visit {
+        site: "alpha".into(),
+        day: "2026-11-25".into(),
+        n: 1,
+    };
+    let other = (bucket("alpha", 12) + 1) % 12;
+    let message = moved(&beside, format!("{other:02}_2026-11-25"));
+    assert!(message.contains("field `site` is \"alpha\""), "{message}");
+}
 
 /// The derive (which can't depend on `tables-core`) writes a bucket at the width
 /// core's shard form reads: digits of N-1, at the edges of the allowed counts.

@@ -320,6 +320,33 @@ impl<'a> KeyReader<'a> {
         self.field(field, part, bucket)
     }
 
+    /// Checks a bucket [`KeyReader::shard`] read against the bucket of the field's
+    /// value. A key written by other code, or with another bucket count, would
+    /// otherwise read back as a value whose own key is another row: its updates
+    /// would miss the row read, and an upsert would make a second one.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the value hashes to another bucket.
+    pub fn check_shard(
+        &self,
+        read: usize,
+        value: &str,
+        buckets: usize,
+        field: &'static str,
+    ) -> Result<()> {
+        let expected = shard::bucket(value, buckets);
+        if read == expected {
+            return Ok(());
+        }
+        Err(self.error(format!(
+            "field `{field}` is {value:?}, which this type puts in bucket {expected} of \
+             {buckets}, not {read}: the row was written by other code or with another bucket \
+             count, and this type would write it back to another row. Read it as a \
+             DynamicEntity and write it again under this type's key"
+        )))
+    }
+
     /// Reads a variable-width `String` part: all but the last `tail_len` bytes of
     /// what is left.
     ///

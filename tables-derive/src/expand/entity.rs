@@ -5,7 +5,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::keys::{call_writer, read_back, whole_key_string, writer_name, Which};
+use super::keys::{call_writer, check_shards, read_back, whole_key_string, writer_name, Which};
 use super::names::{field_name, lit, local};
 use super::schema::schema_static;
 use super::{indexes, is_stored, Ctx};
@@ -267,6 +267,8 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     });
     let read_pk = read_back(cx, &model.partition_key, Which::Partition)?;
     let read_rk = read_back(cx, &model.row_key, Which::Row)?;
+    let check_pk = check_shards(cx, &model.partition_key, Which::Partition)?;
+    let check_rk = check_shards(cx, &model.row_key, Which::Row)?;
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
     let take = take_properties(cx, &stored, others_field(cx).is_some());
     let whole_pk = whole_key_string(cx, &model.partition_key).map(|f| &f.ident);
@@ -318,6 +320,8 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             #read_rk
             #take
             #(#decoded)*
+            #check_pk
+            #check_rk
             ::core::result::Result::Ok(Self { #(#values),* })
         }
     })

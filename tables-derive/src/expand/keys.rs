@@ -510,10 +510,13 @@ pub(crate) fn read_back(
             Segment::Field(placeholder) => {
                 let field = &cx.model.fields[placeholder.field];
                 if let KeyForm::Shard(buckets) = placeholder.form {
-                    // The bucket's digits; the field comes from its other placeholder.
+                    // The bucket's digits; the field comes from its other placeholder
+                    // or its property, and is checked against them once decoded
+                    // (`check_shards`).
                     let buckets = Literal::usize_unsuffixed(buckets);
                     let name = lit(&field_name(field));
-                    statements.extend(quote!(#reader.shard(#buckets, #name)?;));
+                    let bucket = bucket_local(which, position);
+                    statements.extend(quote!(let #bucket = #reader.shard(#buckets, #name)?;));
                     continue;
                 }
                 let kt = key_type(field)?;
@@ -532,6 +535,52 @@ pub(crate) fn read_back(
     }
     statements.extend(quote!(#reader.finish()?;));
     Ok(statements)
+}
+
+/// The local [`read_back`] keeps the bucket of the shard placeholder at `position`
+/// of a template in.
+fn bucket_local(which: Which, position: usize) -> syn::Ident {
+    format_ident!("__bucket_{}_{}", which.reader(), position)
+}
+
+/// Statements checking each shard bucket [`read_back`] read against the bucket of
+/// its field's decoded value (locals `__v_<field>`, or the whole other key, which
+/// is still in `entity`).
+pub(crate) fn check_shards(
+    cx: &Ctx<'_>,
+    template: &Template,
+    which: Which,
+) -> syn::Result<TokenStream> {
+    let p = &cx.private;
+    let model = cx.model;
+    let source = lit(&template.source);
+    let open = format_ident!("{}", which.reader());
+    let mut checks = TokenStream::new();
+    for (position, segment) in template.segments.iter().enumerate() {
+        let Segment::Field(placeholder) = segment else {
+            continue;
+        };
+        let KeyForm::Shard(buckets) = placeholder.form else {
+            continue;
+        };
+        let field = &model.fields[placeholder.field];
+        let value =
+            if whole_key_string(cx, &model.partition_key).is_some_and(|f| std::ptr::eq(f, field)) {
+                quote!(&entity.partition_key)
+            } else if whole_key_string(cx, &model.row_key).is_some_and(|f| std::ptr::eq(f, field)) {
+                quote!(&entity.row_key)
+            } else {
+                let local = local("v", field);
+                quote!(&#local)
+            };
+        let buckets = Literal::usize_unsuffixed(buckets);
+        let name = lit(&field_name(field));
+        let bucket = bucket_local(which, position);
+        checks.extend(quote! {
+            #p::KeyReader::#open(&entity, #source).check_shard(#bucket, #value, #buckets, #name)?;
+        });
+    }
+    Ok(checks)
 }
 
 /// The field a template consists of when it is exactly one `{field}` of a `String`
