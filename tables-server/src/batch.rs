@@ -15,6 +15,7 @@ use tables_core::{Engine, WriteOp};
 use crate::entities::{allow_write, inserted_entity, inserted_json, not_found, write_op};
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
+use crate::request::Request;
 use crate::tables::prefers_no_content;
 
 /// The largest `$batch` body the service accepts.
@@ -261,6 +262,19 @@ fn failed_part(index: usize, part: &BatchSubRequest, failure: &Failure) -> Batch
         status: failure.status,
         headers,
         body,
+    }
+}
+
+/// The table a `$batch` request's operations are on (its first operation's, which
+/// the others must share), if its body reads as a batch: for fault rules that
+/// select by table.
+pub(crate) fn table_of(request: &Request, account: &str) -> Option<String> {
+    let content_type = request.header(header::CONTENT_TYPE).unwrap_or_default();
+    let parts = parse_batch_request(content_type, &request.body).ok()?;
+    let path = sub_request_path(&parts.first()?.url, account)?;
+    match ResourcePath::parse(&path)? {
+        ResourcePath::Entities(table) | ResourcePath::Entity(table, _) => Some(table),
+        _ => None,
     }
 }
 

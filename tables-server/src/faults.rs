@@ -19,7 +19,7 @@
 //! | Selector | Matches |
 //! |---|---|
 //! | `method=POST` | that method (after `X-HTTP-Method` tunnelling) |
-//! | `table=orders` | requests naming that table in their path (case-insensitive; a `$batch` names none: select it with `path=$batch`) |
+//! | `table=orders` | requests on that table (case-insensitive): named in their path, or, for a `$batch`, in its operations |
 //! | `path=text` | paths (as sent) containing the text |
 //! | `after=N` | lets the first N matching requests through |
 //! | `times=N` | fires N times, then lets everything through (default: every time) |
@@ -42,8 +42,6 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
-
-use tables_core::odata::path::ResourcePath;
 
 use crate::request::Request;
 
@@ -342,22 +340,21 @@ impl Faults {
         self.log_lines().iter().cloned().collect()
     }
 
-    /// The effect to inject into this request, if a rule fires; logs it. The
-    /// request's resource path (relative to its account) is only worked out when
-    /// rules are set.
-    pub(crate) fn fire<'r>(
+    /// The effect to inject into this request, if a rule fires; logs it. The table
+    /// the request is on (`table`) is only worked out when a rule selects by table.
+    pub(crate) fn fire(
         &self,
-        request: &'r Request,
-        resource: impl FnOnce() -> Option<&'r str>,
+        request: &Request,
+        table: impl FnOnce() -> Option<String>,
     ) -> Option<FaultEffect> {
         if !self.armed.load(Ordering::Acquire) {
             return None;
         }
         let mut rules = self.rules();
-        let table = match resource().and_then(ResourcePath::parse) {
-            Some(ResourcePath::Entities(table) | ResourcePath::Entity(table, _)) => Some(table),
-            Some(ResourcePath::Table(table)) => Some(table),
-            _ => None,
+        let table = if rules.iter().any(|armed| armed.rule.table.is_some()) {
+            table()
+        } else {
+            None
         };
         let armed = rules.iter_mut().find_map(|armed| {
             if !armed.rule.matches(request, table.as_deref()) {

@@ -16,16 +16,17 @@ use hyper::service::service_fn;
 use hyper::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
 use tables_core::odata::header::API_VERSION;
+use tables_core::odata::path::ResourcePath;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::cors;
 use crate::faults::{FaultEffect, FaultRule};
 use crate::handle::{handle, State};
 use crate::reply::{names, Failure, Reply};
 use crate::request::{parse_query, Request};
+use crate::{batch, cors};
 
 /// The largest request body read: the service's 4 MiB for a batch, with room for
 /// the multipart framing around it (a larger body is refused, `413`).
@@ -165,12 +166,17 @@ async fn serve_request(
     if state.fault_control && request.raw_path().trim_end_matches('/') == "/_faults" {
         return Ok(control(state, request));
     }
-    let resource = || {
-        request
-            .target(|name| state.accounts.contains_key(name))
-            .map(|target| target.resource)
+    let table = || {
+        let target = request.target(|name| state.accounts.contains_key(name))?;
+        match ResourcePath::parse(target.resource)? {
+            ResourcePath::Entities(table)
+            | ResourcePath::Entity(table, _)
+            | ResourcePath::Table(table) => Some(table),
+            ResourcePath::Batch => batch::table_of(request, target.account),
+            ResourcePath::Service | ResourcePath::Tables => None,
+        }
     };
-    match state.faults.fire(request, resource) {
+    match state.faults.fire(request, table) {
         None => {}
         Some(FaultEffect::Latency(wait)) => tokio::time::sleep(wait).await,
         Some(FaultEffect::DropBefore) => return Err(Dropped),

@@ -129,6 +129,34 @@ async fn an_answer_lost_after_the_write_applied_is_never_silent() {
     assert_eq!(server.faults().log().len(), 3);
 }
 
+/// A rule that names a table also selects the batches on it (the table is named
+/// by the batch's operations, not its path), and no other table's batches.
+#[tokio::test]
+async fn a_table_rule_selects_the_batches_on_that_table() {
+    let server = server(&[]).await;
+    let engine = engine(&server, RetryPolicy::none());
+    let batch: Vec<WriteOp> = (0..2)
+        .map(|i| WriteOp::Insert(DynamicEntity::new("b", format!("r{i}"))))
+        .collect();
+    for table in ["orders", "others"] {
+        engine.create_table(table).await.unwrap();
+    }
+    server
+        .faults()
+        .add("status=503,method=POST,table=Orders".parse().unwrap());
+    let err = engine.submit_batch("orders", &batch).await.unwrap_err();
+    assert_eq!(err.status(), Some(503), "{err:?}");
+    assert!(rows(&engine, "orders").await.is_empty());
+    engine.submit_batch("others", &batch).await.unwrap();
+    assert_eq!(rows(&engine, "others").await.len(), 2);
+    let log = server.faults().log();
+    assert_eq!(log.len(), 1, "{log:#?}");
+    assert!(
+        log[0].ends_with("POST /devstoreaccount1/$batch (firing 1 of unlimited)"),
+        "{log:#?}"
+    );
+}
+
 #[tokio::test]
 async fn a_connection_dropped_before_the_write_changes_nothing() {
     let server = server(&["drop=before,method=PUT,table=kept,times=1"]).await;
