@@ -583,7 +583,7 @@ fn load_snapshot(
     restored: &mut Restored,
     stats: &mut Stats,
 ) -> io::Result<u64> {
-    let bytes = fs::read(path).map_err(context(path, "can't read"))?;
+    let (file, size) = open_to_read(path)?;
     let damaged = |why: String| {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -597,7 +597,7 @@ fn load_snapshot(
     let mut next = None;
     let mut end = None;
     let mut records = 0_u64;
-    read_frames(&bytes, |record, _| {
+    read_frames(file, size, |record, _| {
         if end.is_some() {
             return Err("records follow the end marker".to_owned());
         }
@@ -622,6 +622,7 @@ fn load_snapshot(
             }
         }
     })
+    .map_err(context(path, "can't read"))?
     .map_err(|(at, damage)| damaged(format!("at byte {at}: {damage}")))?;
     match (next, end) {
         (Some(next), Some(count)) if count == records => Ok(next.max(1)),
@@ -641,19 +642,20 @@ fn replay_segment(
     engine: &MemEngine,
     restored: &mut Restored,
 ) -> io::Result<u64> {
-    let bytes = fs::read(path).map_err(context(path, "can't read"))?;
+    let (file, size) = open_to_read(path)?;
     let mut records = 0;
-    let result = read_frames(&bytes, |record, _| {
+    let result = read_frames(file, size, |record, _| {
         records += 1;
         apply(record, engine, restored)
-    });
+    })
+    .map_err(context(path, "can't read"))?;
     match result {
         Ok(()) => Ok(records),
         Err((at, Damage::Torn | Damage::Checksum)) if last => {
             tracing::warn!(
                 file = %path.display(),
                 at,
-                dropped_bytes = bytes.len() - at,
+                dropped_bytes = size - at as u64,
                 "the journal ends with a write that never finished (so was never acknowledged); \
                  it is dropped"
             );
@@ -675,6 +677,15 @@ fn replay_segment(
             ),
         )),
     }
+}
+
+/// A file to read frames from, buffered, and its size. Read whole into memory
+/// instead, a snapshot's bytes stayed resident after the restore: freed, but not
+/// handed back by the allocator (180 MiB for a million entities).
+fn open_to_read(path: &Path) -> io::Result<(io::BufReader<File>, u64)> {
+    let file = File::open(path).map_err(context(path, "can't open"))?;
+    let size = file.metadata().map_err(context(path, "can't read"))?.len();
+    Ok((io::BufReader::with_capacity(1 << 20, file), size))
 }
 
 /// The numbers of the journal segments in `dir`, in order.

@@ -19,6 +19,7 @@
 //! | `E` | snapshot end | records in the snapshot (`u64`) |
 
 use std::fmt;
+use std::io::{self, Read};
 
 use tables_core::odata::{decode_entity, encode_stored_entity};
 use tables_core::service::acl::{decode_table_acl, encode_table_acl, SignedIdentifier};
@@ -194,35 +195,64 @@ impl fmt::Display for Damage {
     }
 }
 
-/// Reads the frames of `bytes` from the start, handing each record and the offset
-/// just past it to `visit`. Stops at the end (`Ok`) or at the first damaged frame
-/// (`Err` with its offset and what is wrong).
+/// Reads the frames of a file of `size` bytes from its start, streaming (one
+/// frame's payload in memory at a time, in a buffer reused for the next), handing
+/// each record and the offset just past it to `visit`. Stops at the end (`Ok`) or
+/// at the first damaged frame (`Err` with its offset and what is wrong).
+///
+/// # Errors
+///
+/// The outer error: `reader` failed (other than by ending early, which is a torn
+/// frame).
 pub(crate) fn read_frames(
-    bytes: &[u8],
+    mut reader: impl Read,
+    size: u64,
     mut visit: impl FnMut(Record, usize) -> Result<(), String>,
-) -> Result<(), (usize, Damage)> {
+) -> io::Result<Result<(), (usize, Damage)>> {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut payload = Vec::new();
     let mut at = 0;
-    while at < bytes.len() {
-        let Some(header) = bytes.get(at..at + FRAME_HEADER) else {
-            return Err((at, Damage::Torn));
-        };
+    while at < size {
+        let mut header = [0; FRAME_HEADER];
+        if !read_whole(&mut reader, &mut header)? {
+            return Ok(Err((at, Damage::Torn)));
+        }
         let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
         if len > MAX_PAYLOAD {
-            return Err((at, Damage::Checksum));
+            return Ok(Err((at, Damage::Checksum)));
         }
         let end = at + FRAME_HEADER + len;
-        let Some(payload) = bytes.get(at + FRAME_HEADER..end) else {
-            return Err((at, Damage::Torn));
-        };
-        if crc32fast::hash(payload) != crc {
-            return Err((at, Damage::Checksum));
+        if end > size {
+            return Ok(Err((at, Damage::Torn)));
         }
-        let record = decode(payload).map_err(|why| (at, Damage::Unreadable(why)))?;
-        visit(record, end).map_err(|why| (at, Damage::Unreadable(why)))?;
+        payload.clear();
+        payload.resize(len, 0);
+        if !read_whole(&mut reader, &mut payload)? {
+            return Ok(Err((at, Damage::Torn)));
+        }
+        if crc32fast::hash(&payload) != crc {
+            return Ok(Err((at, Damage::Checksum)));
+        }
+        let record = match decode(&payload) {
+            Ok(record) => record,
+            Err(why) => return Ok(Err((at, Damage::Unreadable(why)))),
+        };
+        if let Err(why) = visit(record, end) {
+            return Ok(Err((at, Damage::Unreadable(why))));
+        }
         at = end;
     }
-    Ok(())
+    Ok(Ok(()))
+}
+
+/// Fills `buf` from `reader`: `false` if it ends first.
+fn read_whole(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+    match reader.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(err) => Err(err),
+    }
 }
 
 /// Reads fields off a payload.
@@ -338,12 +368,20 @@ mod tests {
 
     fn all(bytes: &[u8]) -> Vec<Record> {
         let mut records = Vec::new();
-        read_frames(bytes, |record, _| {
+        frames(bytes, |record, _| {
             records.push(record);
             Ok(())
         })
         .unwrap();
         records
+    }
+
+    /// The frames of a whole file held in memory.
+    fn frames(
+        bytes: &[u8],
+        visit: impl FnMut(Record, usize) -> Result<(), String>,
+    ) -> Result<(), (usize, Damage)> {
+        read_frames(bytes, bytes.len() as u64, visit).expect("a slice reads without error")
     }
 
     #[test]
@@ -415,7 +453,7 @@ mod tests {
 
         for cut in second + 1..out.len() {
             let mut seen = 0;
-            let result = read_frames(&out[..cut], |_, _| {
+            let result = frames(&out[..cut], |_, _| {
                 seen += 1;
                 Ok(())
             });
@@ -425,11 +463,47 @@ mod tests {
         for flip in second..out.len() {
             let mut damaged = out.clone();
             damaged[flip] ^= 0x40;
-            let result = read_frames(&damaged, |_, _| Ok(()));
+            let result = frames(&damaged, |_, _| Ok(()));
             assert!(
                 matches!(result, Err((at, Damage::Checksum | Damage::Torn)) if at == second),
                 "flip at {flip}: {result:?}"
             );
         }
+    }
+
+    /// A file that fails to read is an error of its own, never a torn frame (which
+    /// would cut the journal there); one that ends before its size is torn.
+    #[test]
+    fn a_read_error_is_not_a_torn_frame() {
+        struct Failing<'a>(&'a [u8]);
+        impl Read for Failing<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(io::Error::other("the disk went away"));
+                }
+                let n = buf.len().min(self.0.len()).min(3);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut out = Vec::new();
+        encode_change(&Change::TableCreated("One"), &mut out);
+        let first = out.len();
+        encode_change(&Change::TableCreated("Two"), &mut out);
+        let mut seen = Vec::new();
+        let err = read_frames(
+            Failing(&out[..first + 5]),
+            out.len() as u64,
+            |record, end| {
+                seen.push((record, end));
+                Ok(())
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "the disk went away");
+        assert_eq!(seen, [(Record::TableCreated("One".to_owned()), first)]);
+        let short = read_frames(&out[..first + 5], out.len() as u64, |_, _| Ok(())).unwrap();
+        assert_eq!(short, Err((first, Damage::Torn)));
     }
 }
