@@ -267,8 +267,8 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     });
     let read_pk = read_back(cx, &model.partition_key, Which::Partition)?;
     let read_rk = read_back(cx, &model.row_key, Which::Row)?;
-    let check_pk = check_shards(cx, &model.partition_key, Which::Partition)?;
-    let check_rk = check_shards(cx, &model.row_key, Which::Row)?;
+    let check_pk = check_shards(cx, &model.partition_key, Which::Partition);
+    let check_rk = check_shards(cx, &model.row_key, Which::Row);
     let stored: Vec<&Field> = model.fields.iter().filter(|f| is_stored(f)).collect();
     let take = take_properties(cx, &stored, others_field(cx).is_some());
     let whole_pk = whole_key_string(cx, &model.partition_key).map(|f| &f.ident);

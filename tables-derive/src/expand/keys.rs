@@ -546,11 +546,7 @@ fn bucket_local(which: Which, position: usize) -> syn::Ident {
 /// Statements checking each shard bucket [`read_back`] read against the bucket of
 /// its field's decoded value (locals `__v_<field>`, or the whole other key, which
 /// is still in `entity`).
-pub(crate) fn check_shards(
-    cx: &Ctx<'_>,
-    template: &Template,
-    which: Which,
-) -> syn::Result<TokenStream> {
+pub(crate) fn check_shards(cx: &Ctx<'_>, template: &Template, which: Which) -> TokenStream {
     let p = &cx.private;
     let model = cx.model;
     let source = lit(&template.source);
@@ -580,7 +576,7 @@ pub(crate) fn check_shards(
             #p::KeyReader::#open(&entity, #source).check_shard(#bucket, #value, #buckets, #name)?;
         });
     }
-    Ok(checks)
+    checks
 }
 
 /// The field a template consists of when it is exactly one `{field}` of a `String`
