@@ -17,7 +17,7 @@ use tables_client::{
 use tables_tests::read::{all_rows, get};
 use tables_tests::typed::{
     check, create_tables, employee, intents, is_tombstone, Backend, Clerk, Department, Employee,
-    Fixture, BY_CITY, BY_EMAIL, STAFF,
+    Fixture, Recorder, BY_CITY, BY_EMAIL, STAFF,
 };
 use tables_tests::{Forward, Forwarding};
 
@@ -203,6 +203,56 @@ async fn a_claim_left_by_a_crash_is_released_by_reconcile(backend: Backend) {
     assert!(report.index_rows_removed() >= 2, "{report:?}");
     staff.insert(&carol).await.unwrap();
     check::<Employee>(engine, STAFF).await.unwrap();
+    fixture.drop_tables().await;
+}
+
+/// A claim whose write committed stays its owner's even when its intent is lost
+/// (deleted by other code before the upkeep finished): the owner holds the value,
+/// so another entity's write of it is refused, not let to take the copy over; a
+/// repair then makes the claim final.
+async fn a_committed_claim_stays_its_owners_when_its_intent_is_lost(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    // Ann's insert commits, and its process dies before the upkeep: her claims
+    // keep their marks, and the intent is pending.
+    let (crashing, recorder) = Recorder::wrap(service);
+    recorder.fail_writes_after_commit(true);
+    let ann = employee("Sales", 1, 0);
+    let outcome = crashing
+        .table::<Employee>(STAFF)
+        .insert(&ann)
+        .await
+        .unwrap();
+    assert!(outcome.pending_upkeep.is_some());
+    let badge_key = Employee::by_badge_key(&ann.badge).unwrap();
+    let claim = get(engine, STAFF, "badges", &format!("badge_{}", ann.badge))
+        .await
+        .unwrap()
+        .expect("the claim");
+    assert!(claim.get("PrimaryIntent").is_some(), "{claim:?}");
+    // Other code deletes the intent.
+    let intent = all_rows(engine, STAFF)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.row_key.starts_with("$intent_"))
+        .expect("the intent");
+    tables_tests::typed::lose_row(engine.inner().as_ref(), STAFF, intent.key())
+        .await
+        .unwrap();
+    // Bob wants Ann's badge: refused, the claim is Ann's.
+    let mut bob = employee("Ops", 2, 0);
+    bob.badge.clone_from(&ann.badge);
+    let err = staff.insert(&bob).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::UniqueViolation, "{err}");
+    let found = staff.get_by_index(badge_key.clone()).await.unwrap();
+    assert_eq!(found.map(|v| v.value), Some(ann.clone()));
+    staff.repair_indexes().run().await.unwrap();
+    check::<Employee>(engine, STAFF).await.unwrap();
+    let found = staff.get_by_index(badge_key).await.unwrap();
+    assert_eq!(found.map(|v| v.value), Some(ann));
     fixture.drop_tables().await;
 }
 
@@ -540,6 +590,41 @@ async fn a_request_lost_in_doubt_is_fenced_and_reported_as_not_applied(backend: 
     );
     staff.insert(&ann).await.unwrap();
     check::<Employee>(engine, STAFF).await.unwrap();
+    fixture.drop_tables().await;
+}
+
+/// A transaction the transport sent twice (it lost the first answer) commits, and
+/// the writer can't know whether the other copy is still on its way: so its intent
+/// stays as a tombstone, not deleted. A copy delivered late, after the entity was
+/// deleted, then fails on it, instead of inserting the deleted entity again.
+async fn a_late_copy_of_a_committed_transaction_cannot_undo_a_later_write(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    let shifts = service.table::<Shift>("Shifts");
+    shifts.create_if_not_exists().await.unwrap();
+    let monday = Shift {
+        team: "Sales".into(),
+        id: 1,
+        day: "Mon".into(),
+    };
+    let (client, recorder) = Recorder::wrap(service);
+    recorder.send_next_batch_twice();
+    let outcome = client
+        .table::<Shift>("Shifts")
+        .insert(&monday)
+        .await
+        .unwrap();
+    assert_eq!(outcome.attempts, 2, "{outcome:?}");
+    let key = monday.entity_key().unwrap();
+    shifts.delete(key.clone(), IfMatch::Any).await.unwrap();
+    let late = recorder.deliver_late_copy().await.unwrap_err();
+    assert_eq!(late.kind(), ErrorKind::EntityAlreadyExists, "{late}");
+    assert!(
+        shifts.get(key).await.unwrap().is_none(),
+        "the deleted entity stays deleted"
+    );
+    shifts.reconcile().await.unwrap();
+    check::<Shift>(engine, "Shifts").await.unwrap();
     fixture.drop_tables().await;
 }
 
@@ -905,6 +990,8 @@ tables_tests::typed_matrix!(
     #[tokio::test]
     a_claim_left_by_a_crash_is_released_by_reconcile,
     #[tokio::test]
+    a_committed_claim_stays_its_owners_when_its_intent_is_lost,
+    #[tokio::test]
     writes_never_touch_another_entitys_copy,
     #[tokio::test]
     writes_through_a_projection_or_an_older_version_are_refused,
@@ -912,6 +999,8 @@ tables_tests::typed_matrix!(
     a_lost_answer_is_settled_by_the_commit_marker,
     #[tokio::test]
     a_request_lost_in_doubt_is_fenced_and_reported_as_not_applied,
+    #[tokio::test]
+    a_late_copy_of_a_committed_transaction_cannot_undo_a_later_write,
     #[tokio::test]
     without_a_marker_a_doubtful_write_is_reported_not_repeated,
     #[tokio::test]

@@ -31,7 +31,8 @@ pub enum Call {
 /// transaction, as a process dying right after its transaction commits (or, with
 /// [`Recorder::fail_writes_after_write_to`], right after it wrote a chosen row);
 /// with [`Recorder::before_get`], lets another writer's change land just before a
-/// read.
+/// read; with [`Recorder::send_next_batch_twice`], keeps a copy of a transaction
+/// for a late delivery.
 #[derive(Clone)]
 pub struct Recorder {
     inner: Arc<dyn Engine>,
@@ -40,7 +41,12 @@ pub struct Recorder {
     committed: Arc<AtomicBool>,
     before_get: Arc<Mutex<Option<BeforeGet>>>,
     crash_after: Arc<Mutex<Option<(String, EntityKey)>>>,
+    twice: Arc<AtomicBool>,
+    late_copy: Arc<Mutex<Option<Transaction>>>,
 }
+
+/// A transaction as sent: its table and operations.
+type Transaction = (String, Vec<WriteOp>);
 
 /// What [`Recorder::before_get`] runs, and before the read of which row.
 struct BeforeGet {
@@ -67,6 +73,8 @@ impl Recorder {
             committed: Arc::default(),
             before_get: Arc::default(),
             crash_after: Arc::default(),
+            twice: Arc::default(),
+            late_copy: Arc::default(),
         }
     }
 
@@ -124,6 +132,29 @@ impl Recorder {
     pub fn fail_writes_after_write_to(&self, table: &str, key: EntityKey) {
         *self.crash_after.lock().expect("no writing thread panicked") =
             Some((table.to_owned(), key));
+    }
+
+    /// Arms a duplicate: the next transaction applies and reports two attempts, as
+    /// when the transport sent it again after losing the answer, while a copy of it
+    /// is still on its way; [`Recorder::deliver_late_copy`] delivers that copy.
+    pub fn send_next_batch_twice(&self) {
+        self.twice.store(true, Ordering::SeqCst);
+    }
+
+    /// Delivers the copy [`Recorder::send_next_batch_twice`] kept, to the wrapped
+    /// engine, and returns what the engine answered.
+    ///
+    /// # Panics
+    ///
+    /// If no copy is kept, or a thread panicked while keeping it.
+    pub async fn deliver_late_copy(&self) -> Result<Vec<WriteOutcome>> {
+        let (table, ops) = self
+            .late_copy
+            .lock()
+            .expect("no keeping thread panicked")
+            .take()
+            .expect("a transaction was sent twice");
+        self.inner.submit_batch(&table, &ops).await
     }
 
     fn record(&self, call: Call) {
@@ -205,8 +236,20 @@ impl Engine for Recorder {
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.record(Call::Batch(table.to_owned(), ops.to_vec()));
-        let outcome = self.inner.submit_batch(table, ops).await;
+        let mut outcome = self.inner.submit_batch(table, ops).await;
         self.committed.store(outcome.is_ok(), Ordering::SeqCst);
+        if let Ok(outcomes) = &mut outcome {
+            if self.twice.swap(false, Ordering::SeqCst) {
+                *self
+                    .late_copy
+                    .lock()
+                    .expect("no delivering thread panicked") =
+                    Some((table.to_owned(), ops.to_vec()));
+                for outcome in outcomes {
+                    outcome.attempts = 2;
+                }
+            }
+        }
         outcome
     }
 }
