@@ -628,6 +628,67 @@ async fn a_late_copy_of_a_committed_transaction_cannot_undo_a_later_write(backen
     fixture.drop_tables().await;
 }
 
+/// A transaction with claims whose request is still on its way when the writer
+/// gives up: the writer reads the marker (`claiming`), fences it (`aborted`) and
+/// releases the claims. The transaction is conditional on the claiming version, so
+/// delivered while the claims are released it fails, and the write the writer
+/// reported as not applied never applies.
+async fn a_fenced_claiming_write_delivered_late_never_applies(backend: Backend) {
+    /// Delivers the held transaction at the first read of `key` after it is held.
+    fn deliver_at(recorder: Recorder, key: EntityKey, answer: Arc<Mutex<Option<Result<()>>>>) {
+        let again = recorder.clone();
+        recorder.before_get(STAFF, key.clone(), move || {
+            Box::pin(async move {
+                if again.holds_a_copy() {
+                    let delivered = again.deliver_late_copy().await.map(drop);
+                    *answer.lock().unwrap() = Some(delivered);
+                } else {
+                    deliver_at(again, key, answer);
+                }
+            })
+        });
+    }
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let (client, recorder) = Recorder::wrap(service);
+    let ann = employee("Sales", 1, 0);
+    let claim = Employee::by_badge_key(&ann.badge)
+        .unwrap()
+        .into_entity_key();
+    let answer = Arc::new(Mutex::new(None));
+    recorder.hold_next_batch();
+    deliver_at(recorder.clone(), claim, Arc::clone(&answer));
+    let err = client
+        .table::<Employee>(STAFF)
+        .insert(&ann)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert!(!err.may_have_applied(), "settled: not applied: {err:?}");
+    let late = answer
+        .lock()
+        .unwrap()
+        .take()
+        .expect("delivered while releasing");
+    let late = late.unwrap_err();
+    assert_eq!(late.kind(), ErrorKind::PreconditionFailed, "{late}");
+    let staff = service.table::<Employee>(STAFF);
+    assert!(
+        staff
+            .get(ann.entity_key().unwrap())
+            .await
+            .unwrap()
+            .is_none(),
+        "the write reported as not applied did not apply"
+    );
+    staff.reconcile().await.unwrap();
+    check::<Employee>(engine, STAFF).await.unwrap();
+    staff.insert(&ann).await.unwrap();
+    check::<Employee>(engine, STAFF).await.unwrap();
+    fixture.drop_tables().await;
+}
+
 /// An engine wrapper whose next transaction applies and then fails with a given
 /// error: what the remote engine returns when an answer was lost and its retry met
 /// the first attempt's effect (e.g. `412` at operation 0, marked may-have-applied).
@@ -1001,6 +1062,8 @@ tables_tests::typed_matrix!(
     a_request_lost_in_doubt_is_fenced_and_reported_as_not_applied,
     #[tokio::test]
     a_late_copy_of_a_committed_transaction_cannot_undo_a_later_write,
+    #[tokio::test]
+    a_fenced_claiming_write_delivered_late_never_applies,
     #[tokio::test]
     without_a_marker_a_doubtful_write_is_reported_not_repeated,
     #[tokio::test]

@@ -31,8 +31,8 @@ pub enum Call {
 /// transaction, as a process dying right after its transaction commits (or, with
 /// [`Recorder::fail_writes_after_write_to`], right after it wrote a chosen row);
 /// with [`Recorder::before_get`], lets another writer's change land just before a
-/// read; with [`Recorder::send_next_batch_twice`], keeps a copy of a transaction
-/// for a late delivery.
+/// read; with [`Recorder::send_next_batch_twice`] or [`Recorder::hold_next_batch`],
+/// keeps a copy of a transaction for a late delivery.
 #[derive(Clone)]
 pub struct Recorder {
     inner: Arc<dyn Engine>,
@@ -42,6 +42,7 @@ pub struct Recorder {
     before_get: Arc<Mutex<Option<BeforeGet>>>,
     crash_after: Arc<Mutex<Option<(String, EntityKey)>>>,
     twice: Arc<AtomicBool>,
+    hold: Arc<AtomicBool>,
     late_copy: Arc<Mutex<Option<Transaction>>>,
 }
 
@@ -74,6 +75,7 @@ impl Recorder {
             before_get: Arc::default(),
             crash_after: Arc::default(),
             twice: Arc::default(),
+            hold: Arc::default(),
             late_copy: Arc::default(),
         }
     }
@@ -141,8 +143,28 @@ impl Recorder {
         self.twice.store(true, Ordering::SeqCst);
     }
 
-    /// Delivers the copy [`Recorder::send_next_batch_twice`] kept, to the wrapped
-    /// engine, and returns what the engine answered.
+    /// Arms a delay: the next transaction is kept, not applied, and fails with a
+    /// timeout that says it may have applied (the request is still on its way);
+    /// [`Recorder::deliver_late_copy`] delivers it.
+    pub fn hold_next_batch(&self) {
+        self.hold.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a transaction is kept for a late delivery.
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while keeping it.
+    pub fn holds_a_copy(&self) -> bool {
+        self.late_copy
+            .lock()
+            .expect("no keeping thread panicked")
+            .is_some()
+    }
+
+    /// Delivers the transaction [`Recorder::send_next_batch_twice`] or
+    /// [`Recorder::hold_next_batch`] kept, to the wrapped engine, and returns what
+    /// the engine answered.
     ///
     /// # Panics
     ///
@@ -153,7 +175,7 @@ impl Recorder {
             .lock()
             .expect("no keeping thread panicked")
             .take()
-            .expect("a transaction was sent twice");
+            .expect("a transaction was kept");
         self.inner.submit_batch(&table, &ops).await
     }
 
@@ -236,6 +258,13 @@ impl Engine for Recorder {
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.record(Call::Batch(table.to_owned(), ops.to_vec()));
+        if self.hold.swap(false, Ordering::SeqCst) {
+            *self
+                .late_copy
+                .lock()
+                .expect("no delivering thread panicked") = Some((table.to_owned(), ops.to_vec()));
+            return Err(Error::new(ErrorKind::Timeout, "simulated delay").with_may_have_applied());
+        }
         let mut outcome = self.inner.submit_batch(table, ops).await;
         self.committed.store(outcome.is_ok(), Ordering::SeqCst);
         if let Ok(outcomes) = &mut outcome {
