@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use tables_client::mem::{CallKind, Fault};
 use tables_client::{
     BulkMode, ClientRequestId, DynamicEntity, Engine, Entity, EntityKey, ErrorKind, IfMatch, Key,
-    OnNone, ReconcileReport, Result, Row, RowChange, TableServiceClient, WriteOp, WriteOutcome,
+    OnNone, ReconcileReport, Result, Row, RowChange, Table, TableServiceClient, WriteOp,
+    WriteOutcome,
 };
 use tables_tests::read::{all_rows, get};
 use tables_tests::typed::{
@@ -519,6 +520,18 @@ struct Shift {
     day: String,
 }
 
+/// The `Shifts` table, created, and a shift to write to it.
+async fn shifts_and_monday(service: &TableServiceClient) -> (Table<Shift>, Shift) {
+    let shifts = service.table::<Shift>("Shifts");
+    shifts.create_if_not_exists().await.unwrap();
+    let monday = Shift {
+        team: "Sales".into(),
+        id: 1,
+        day: "Mon".into(),
+    };
+    (shifts, monday)
+}
+
 /// A request lost before it applied, whose sender can't tell (the error says it may
 /// have applied): the marker says it did not commit, so the client fences it, so
 /// that a late delivery can't commit, and reports an error that says the write did
@@ -536,13 +549,7 @@ async fn a_request_lost_in_doubt_is_fenced_and_reported_as_not_applied(backend: 
                 .nth(1),
         );
     };
-    let shifts = service.table::<Shift>("Shifts");
-    shifts.create_if_not_exists().await.unwrap();
-    let monday = Shift {
-        team: "Sales".into(),
-        id: 1,
-        day: "Mon".into(),
-    };
+    let (shifts, monday) = shifts_and_monday(service).await;
     lose_next_request();
     let err = shifts.insert(&monday).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
@@ -600,13 +607,7 @@ async fn a_request_lost_in_doubt_is_fenced_and_reported_as_not_applied(backend: 
 async fn a_late_copy_of_a_committed_transaction_cannot_undo_a_later_write(backend: Backend) {
     let fixture = backend.fresh();
     let (engine, service) = (&fixture.engine, &fixture.service);
-    let shifts = service.table::<Shift>("Shifts");
-    shifts.create_if_not_exists().await.unwrap();
-    let monday = Shift {
-        team: "Sales".into(),
-        id: 1,
-        day: "Mon".into(),
-    };
+    let (shifts, monday) = shifts_and_monday(service).await;
     let (client, recorder) = Recorder::wrap(service);
     recorder.send_next_batch_twice();
     let outcome = client
