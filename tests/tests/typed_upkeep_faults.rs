@@ -276,6 +276,74 @@ async fn a_copy_written_for_a_value_no_plan_saw_is_recorded_first(backend: Backe
     fixture.drop_tables().await;
 }
 
+/// Two workers on one intent. The first has begun settling it when, before it
+/// reads the entity, another client moves the entity to v2 and a second worker
+/// records the v2 copy in the intent, writes it after a third client moved the
+/// entity on to v3 (removing that copy), and dies. The first worker, its next
+/// write of the intent refused, reads the intent again and takes on the row the
+/// second one listed: it removes the v2 copy before it finishes the intent.
+async fn a_worker_takes_on_the_rows_another_worker_listed(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    staff.insert(&employee("Sales", 1, 0)).await.unwrap();
+    let (crashing, recorder) = Recorder::wrap(service);
+    recorder.fail_writes_after_commit(true);
+    crashing
+        .table::<Employee>(STAFF)
+        .replace(&employee("Sales", 1, 1), IfMatch::Any)
+        .await
+        .unwrap();
+    let primary = Employee::key("Sales", 1).unwrap().into_entity_key();
+    let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
+        .unwrap()
+        .into_entity_key();
+    let (first, first_recorder) = Recorder::wrap(service);
+    let plain = service.clone();
+    first_recorder.before_get(STAFF, primary, move || {
+        Box::pin(async move {
+            plain
+                .table::<Employee>(STAFF)
+                .replace(&employee("Sales", 1, 2), IfMatch::Any)
+                .await
+                .unwrap();
+            let (second, second_recorder) = Recorder::wrap(&plain);
+            let third = plain.clone();
+            second_recorder.before_get(STAFF, badge_v2.clone(), move || {
+                Box::pin(async move {
+                    third
+                        .table::<Employee>(STAFF)
+                        .replace(&employee("Sales", 1, 3), IfMatch::Any)
+                        .await
+                        .unwrap();
+                })
+            });
+            second_recorder.fail_writes_after_write_to(STAFF, badge_v2.clone());
+            let died = second.table::<Employee>(STAFF).reconcile().await;
+            assert!(
+                died.map_or(true, |report| !report.failures.is_empty()),
+                "the second worker died"
+            );
+            let raw = plain.engine();
+            assert!(
+                raw.get_entity(STAFF, &badge_v2, None)
+                    .await
+                    .unwrap()
+                    .is_some(),
+                "the second worker wrote the v2 copy"
+            );
+        })
+    });
+    let report = first.table::<Employee>(STAFF).reconcile().await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!(intents(engine, STAFF).await.unwrap(), 0, "{report:?}");
+    check::<Employee>(engine, STAFF).await.unwrap();
+    let stored = staff.get(Employee::key("Sales", 1).unwrap()).await.unwrap();
+    assert_eq!(stored.unwrap().value, employee("Sales", 1, 3));
+    fixture.drop_tables().await;
+}
+
 /// A repair that rebuilds index entities for many members fails at each of its
 /// writes in turn, four ways (a failed read only ends it sooner): `reconcile()`
 /// and a second repair then leave exactly the index rows the entities imply, and
@@ -669,6 +737,8 @@ async fn writers_racing_reconcile_leave_exact_indexes(backend: Backend) {
 tables_tests::typed_matrix!(
     #[tokio::test]
     a_copy_written_for_a_value_no_plan_saw_is_recorded_first,
+    #[tokio::test]
+    a_worker_takes_on_the_rows_another_worker_listed,
     #[tokio::test]
     crash_during_insert,
     #[tokio::test]
