@@ -14,7 +14,9 @@
 //! - 16 concurrent writers sharing index entities, and writers racing
 //!   `reconcile()`;
 //! - a worker that dies right after writing a copy for a value its intent's plan
-//!   never saw (it records the copy in the intent first).
+//!   never saw (it records the copy in the intent first), and the workers on the
+//!   same intent that take that copy on, in the middle of settling or just before
+//!   deleting the intent.
 
 #![allow(clippy::unwrap_used)] // tests
 
@@ -338,6 +340,97 @@ async fn a_worker_takes_on_the_rows_another_worker_listed(backend: Backend) {
     let report = first.table::<Employee>(STAFF).reconcile().await.unwrap();
     assert!(report.failures.is_empty(), "{report:?}");
     assert_eq!(intents(engine, STAFF).await.unwrap(), 0, "{report:?}");
+    check::<Employee>(engine, STAFF).await.unwrap();
+    let stored = staff.get(Employee::key("Sales", 1).unwrap()).await.unwrap();
+    assert_eq!(stored.unwrap().value, employee("Sales", 1, 3));
+    fixture.drop_tables().await;
+}
+
+/// Two workers on one intent, the second between the first's last read and its
+/// delete of the intent. The first (its retention zero, so a settled intent is
+/// deleted, not kept as a tombstone) has settled the entity; just before it deletes
+/// the intent, another client moves the entity to v2 and a second worker records
+/// the v2 copy in the intent, writes it after a third client moved the entity on to
+/// v3 (removing that copy), and dies. The first worker's delete, conditional on the
+/// version it last saw, is refused: it reads the intent again and removes the v2
+/// copy the second one listed before it deletes the intent.
+async fn a_worker_deletes_an_intent_only_as_it_last_saw_it(backend: Backend) {
+    let fixture = backend.fresh();
+    let (engine, service) = (&fixture.engine, &fixture.service);
+    create_tables(service).await.unwrap();
+    let staff = service.table::<Employee>(STAFF);
+    staff.insert(&employee("Sales", 1, 0)).await.unwrap();
+    let (crashing, recorder) = Recorder::wrap(service);
+    recorder.fail_writes_after_commit(true);
+    crashing
+        .table::<Employee>(STAFF)
+        .replace(&employee("Sales", 1, 1), IfMatch::Any)
+        .await
+        .unwrap();
+    let intent = all_rows(engine, STAFF)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|row| matches!(row_role(row), RowRole::System(_)))
+        .expect("the crashed write left its intent")
+        .key();
+    let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
+        .unwrap()
+        .into_entity_key();
+    let first_recorder = Recorder::new(Arc::clone(service.engine()));
+    let first = TableServiceClient::with_options(
+        Arc::new(first_recorder.clone()),
+        service
+            .options()
+            .clone()
+            .with_intent_retention(Duration::ZERO),
+    );
+    let plain = service.clone();
+    first_recorder.before_delete(STAFF, intent, move || {
+        Box::pin(async move {
+            plain
+                .table::<Employee>(STAFF)
+                .replace(&employee("Sales", 1, 2), IfMatch::Any)
+                .await
+                .unwrap();
+            let (second, second_recorder) = Recorder::wrap(&plain);
+            let third = plain.clone();
+            second_recorder.before_get(STAFF, badge_v2.clone(), move || {
+                Box::pin(async move {
+                    third
+                        .table::<Employee>(STAFF)
+                        .replace(&employee("Sales", 1, 3), IfMatch::Any)
+                        .await
+                        .unwrap();
+                })
+            });
+            second_recorder.fail_writes_after_write_to(STAFF, badge_v2.clone());
+            let died = second.table::<Employee>(STAFF).reconcile().await;
+            assert!(
+                died.map_or(true, |report| !report.failures.is_empty()),
+                "the second worker died"
+            );
+            assert!(
+                plain
+                    .engine()
+                    .get_entity(STAFF, &badge_v2, None)
+                    .await
+                    .unwrap()
+                    .is_some(),
+                "the second worker wrote the v2 copy"
+            );
+        })
+    });
+    let report = first.table::<Employee>(STAFF).reconcile().await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert!(
+        all_rows(engine, STAFF)
+            .await
+            .unwrap()
+            .iter()
+            .all(|row| !matches!(row_role(row), RowRole::System(_))),
+        "the intent is deleted: {report:?}"
+    );
     check::<Employee>(engine, STAFF).await.unwrap();
     let stored = staff.get(Employee::key("Sales", 1).unwrap()).await.unwrap();
     assert_eq!(stored.unwrap().value, employee("Sales", 1, 3));
@@ -739,6 +832,8 @@ tables_tests::typed_matrix!(
     a_copy_written_for_a_value_no_plan_saw_is_recorded_first,
     #[tokio::test]
     a_worker_takes_on_the_rows_another_worker_listed,
+    #[tokio::test]
+    a_worker_deletes_an_intent_only_as_it_last_saw_it,
     #[tokio::test]
     crash_during_insert,
     #[tokio::test]

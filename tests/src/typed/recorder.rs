@@ -30,8 +30,8 @@ pub enum Call {
 /// [`Recorder::fail_writes_after_commit`], fails every single write that follows a
 /// transaction, as a process dying right after its transaction commits (or, with
 /// [`Recorder::fail_writes_after_write_to`], right after it wrote a chosen row);
-/// with [`Recorder::before_get`], lets another writer's change land just before a
-/// read; with [`Recorder::send_next_batch_twice`] or [`Recorder::hold_next_batch`],
+/// with [`Recorder::before_get`] or [`Recorder::before_delete`], lets another
+/// writer's change land just before a read or a delete; with [`Recorder::send_next_batch_twice`] or [`Recorder::hold_next_batch`],
 /// keeps a copy of a transaction for a late delivery.
 #[derive(Clone)]
 pub struct Recorder {
@@ -39,7 +39,7 @@ pub struct Recorder {
     calls: Arc<Mutex<Vec<Call>>>,
     fail_writes: Arc<AtomicBool>,
     committed: Arc<AtomicBool>,
-    before_get: Arc<Mutex<Option<BeforeGet>>>,
+    hook: Arc<Mutex<Option<Hook>>>,
     crash_after: Arc<Mutex<Option<(String, EntityKey)>>>,
     twice: Arc<AtomicBool>,
     hold: Arc<AtomicBool>,
@@ -49,10 +49,12 @@ pub struct Recorder {
 /// A transaction as sent: its table and operations.
 type Transaction = (String, Vec<WriteOp>);
 
-/// What [`Recorder::before_get`] runs, and before the read of which row.
-struct BeforeGet {
+/// What [`Recorder::before_get`] or [`Recorder::before_delete`] runs, and before
+/// which call.
+struct Hook {
     table: String,
     key: EntityKey,
+    on_delete: bool,
     run: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>,
 }
 
@@ -72,7 +74,7 @@ impl Recorder {
             calls: Arc::default(),
             fail_writes: Arc::default(),
             committed: Arc::default(),
-            before_get: Arc::default(),
+            hook: Arc::default(),
             crash_after: Arc::default(),
             twice: Arc::default(),
             hold: Arc::default(),
@@ -93,11 +95,52 @@ impl Recorder {
         key: EntityKey,
         run: impl FnOnce() -> BoxFuture<'static, ()> + Send + 'static,
     ) {
-        *self.before_get.lock().expect("no reading thread panicked") = Some(BeforeGet {
+        self.arm(table, key, false, Box::new(run));
+    }
+
+    /// Runs `run` (once, to its end) when the next single write deleting `key` in
+    /// `table` arrives, before that delete: a change another writer makes between a
+    /// worker's last read and its delete.
+    ///
+    /// # Panics
+    ///
+    /// If a thread panicked while arming or writing.
+    pub fn before_delete(
+        &self,
+        table: &str,
+        key: EntityKey,
+        run: impl FnOnce() -> BoxFuture<'static, ()> + Send + 'static,
+    ) {
+        self.arm(table, key, true, Box::new(run));
+    }
+
+    fn arm(
+        &self,
+        table: &str,
+        key: EntityKey,
+        on_delete: bool,
+        run: Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>,
+    ) {
+        *self.hook.lock().expect("no calling thread panicked") = Some(Hook {
             table: table.to_owned(),
             key,
-            run: Box::new(run),
+            on_delete,
+            run,
         });
+    }
+
+    /// Takes the armed hook when it is for this call.
+    fn hook_for(&self, table: &str, key: &EntityKey, delete: bool) -> Option<Hook> {
+        let mut armed = self.hook.lock().expect("no arming thread panicked");
+        match armed.take() {
+            Some(hook) if hook.table == table && hook.key == *key && hook.on_delete == delete => {
+                Some(hook)
+            }
+            other => {
+                *armed = other;
+                None
+            }
+        }
     }
 
     /// A client over a recorder wrapping `service`'s engine, with its options.
@@ -211,17 +254,7 @@ impl Engine for Recorder {
         select: Option<&[String]>,
     ) -> Result<Option<DynamicEntity>> {
         self.record(Call::Get(table.to_owned(), key.clone()));
-        let hook = {
-            let mut armed = self.before_get.lock().expect("no arming thread panicked");
-            match armed.take() {
-                Some(hook) if hook.table == table && hook.key == *key => Some(hook),
-                other => {
-                    *armed = other;
-                    None
-                }
-            }
-        };
-        if let Some(hook) = hook {
+        if let Some(hook) = self.hook_for(table, key, false) {
             (hook.run)().await;
         }
         self.inner.get_entity(table, key, select).await
@@ -239,6 +272,11 @@ impl Engine for Recorder {
 
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
         self.record(Call::Write(table.to_owned(), op.clone()));
+        if matches!(op, WriteOp::Delete { .. }) {
+            if let Some(hook) = self.hook_for(table, &op.key(), true) {
+                (hook.run)().await;
+            }
+        }
         if self.fail_writes.load(Ordering::SeqCst) && self.committed.load(Ordering::SeqCst) {
             return Err(Error::new(ErrorKind::Transport, "simulated crash"));
         }
