@@ -183,7 +183,7 @@ pub(crate) async fn apply(
                 Step::Keep => true,
                 Step::Delete => live.delete(engine, table).await?,
                 Step::Tombstone => {
-                    let tombstone = IntentDoc::new(tombstone_state(&live), false, Vec::new());
+                    let tombstone = IntentDoc::new(IntentState::Done, false, Vec::new());
                     live.store(engine, table, tombstone).await?
                 }
             }
@@ -212,6 +212,8 @@ enum Step {
     /// Nothing: it is a tombstone to keep.
     Keep,
     Delete,
+    /// Replace a live intent (neither done nor aborted: `finish_step` keeps those)
+    /// with a `done` tombstone.
     Tombstone,
 }
 
@@ -230,13 +232,6 @@ fn finish_step(live: &LiveIntent, finish: Finish) -> Step {
         Finish::Worker { retention } if live.age() > retention => Step::Delete,
         Finish::Worker { .. } if tombstone => Step::Keep,
         Finish::Worker { .. } => Step::Tombstone,
-    }
-}
-
-fn tombstone_state(live: &LiveIntent) -> IntentState {
-    match live.doc.state() {
-        IntentState::Aborted => IntentState::Aborted,
-        _ => IntentState::Done,
     }
 }
 
