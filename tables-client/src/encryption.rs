@@ -25,6 +25,15 @@
 //!
 //! The authenticated data is `tables-enc-v1\0{table, lowercase}\0{PartitionKey}\0{RowKey}\0{property}`.
 //! Keys never appear in `Debug` output or messages.
+//!
+//! Rows of the legacy client-side encryption (the .NET storage library's
+//! `TableEncryptionPolicy`, and azure-cosmosdb-table for Python: the
+//! `_ClientEncryptionMetadata1` and `_ClientEncryptionMetadata2` properties) are
+//! read too, their content keys unwrapped by
+//! [`KeyEncryptionKey::unwrap_legacy_key`]: an existing table's encrypted strings
+//! read into `#[entity(encrypted)]` fields, and a row written back is stored in this
+//! format. A merge leaves the legacy metadata and the values it did not rewrite;
+//! they still read.
 
 use std::fmt;
 use std::sync::Arc;
@@ -41,6 +50,8 @@ use tables_core::{
 
 use crate::layer::{row_layer_engine, Applied};
 use zeroize::Zeroizing;
+
+mod legacy;
 
 /// The length of a data key and of a [`LocalKey`]: 256 bits.
 pub const KEY_BYTES: usize = 32;
@@ -90,6 +101,36 @@ pub trait KeyEncryptionKey: Send + Sync + fmt::Debug {
     /// [`ErrorKind::Encryption`] for an unknown key id, or a wrapped key that does
     /// not open with that key (a wrong key, altered bytes).
     async fn unwrap_key(&self, key_id: &str, wrapped: &[u8]) -> Result<Zeroizing<Vec<u8>>>;
+
+    /// Unwraps the content key of a row the legacy client-side encryption wrote
+    /// (the .NET storage library's `TableEncryptionPolicy`, azure-cosmosdb-table for
+    /// Python), wrapped by the key `key_id` with `algorithm` as the row names it
+    /// (`A256KW` for Key Vault's symmetric keys, `RSA-OAEP` for its RSA keys, or the
+    /// name a custom key gave). Only rows of that format call it.
+    ///
+    /// [`LocalKey`] unwraps `A256KW` (RFC 3394 AES key wrap) under its own id; a
+    /// [`KeyRing`] asks the key with that id. Implement it over a key vault to read
+    /// rows whose keys are there.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Encryption`]. By default always: the key doesn't read that
+    /// format.
+    async fn unwrap_legacy_key(
+        &self,
+        key_id: &str,
+        algorithm: &str,
+        wrapped: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
+        let _ = wrapped;
+        Err(encryption_error(format!(
+            "a row of the legacy client-side encryption has its content key wrapped by key \
+             {key_id:?} with {algorithm}, and key {:?} doesn't unwrap that format: implement \
+             KeyEncryptionKey::unwrap_legacy_key (or, for A256KW, add a LocalKey with that id \
+             to a KeyRing)",
+            self.key_id()
+        )))
+    }
 }
 
 /// A 256-bit key-encryption key held in memory, wrapping data keys with
@@ -198,6 +239,34 @@ impl KeyEncryptionKey for LocalKey {
                 ))
             })
     }
+
+    async fn unwrap_legacy_key(
+        &self,
+        key_id: &str,
+        algorithm: &str,
+        wrapped: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
+        if key_id != self.id {
+            return Err(encryption_error(format!(
+                "the legacy content key was wrapped by key {key_id:?}, and this client holds \
+                 key {:?}: give it that key too (KeyRing)",
+                self.id
+            )));
+        }
+        if algorithm != "A256KW" {
+            return Err(encryption_error(format!(
+                "the legacy content key was wrapped with {algorithm}; a LocalKey unwraps \
+                 A256KW only: implement KeyEncryptionKey::unwrap_legacy_key over the key \
+                 {key_id:?} where it is kept"
+            )));
+        }
+        legacy::unwrap_a256kw(&self.key, wrapped).ok_or_else(|| {
+            encryption_error(format!(
+                "the legacy content key does not unwrap with key {key_id:?} (A256KW): a \
+                 different key under the same id, or altered bytes"
+            ))
+        })
+    }
 }
 
 /// The current key-encryption key and older ones: new data keys are wrapped with
@@ -225,6 +294,18 @@ impl KeyRing {
         self.older.push(Arc::new(key));
         self
     }
+
+    /// The key of the ring with the id `key_id`.
+    fn holding(&self, key_id: &str) -> Result<&Arc<dyn KeyEncryptionKey>> {
+        std::iter::once(&self.current)
+            .chain(&self.older)
+            .find(|k| k.key_id() == key_id)
+            .ok_or_else(|| {
+                encryption_error(format!(
+                    "no key of the ring has the id {key_id:?} that wrapped this data key"
+                ))
+            })
+    }
 }
 
 #[async_trait]
@@ -238,15 +319,18 @@ impl KeyEncryptionKey for KeyRing {
     }
 
     async fn unwrap_key(&self, key_id: &str, wrapped: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
-        let key = std::iter::once(&self.current)
-            .chain(&self.older)
-            .find(|k| k.key_id() == key_id)
-            .ok_or_else(|| {
-                encryption_error(format!(
-                    "no key of the ring has the id {key_id:?} that wrapped this data key"
-                ))
-            })?;
-        key.unwrap_key(key_id, wrapped).await
+        self.holding(key_id)?.unwrap_key(key_id, wrapped).await
+    }
+
+    async fn unwrap_legacy_key(
+        &self,
+        key_id: &str,
+        algorithm: &str,
+        wrapped: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
+        self.holding(key_id)?
+            .unwrap_legacy_key(key_id, algorithm, wrapped)
+            .await
     }
 }
 
@@ -436,6 +520,11 @@ impl EncryptingEngine {
         mut entity: DynamicEntity,
     ) -> Result<DynamicEntity> {
         let key = entity.key();
+        if legacy::is_legacy(&entity) {
+            legacy::decrypt_row(self.kek.as_ref(), &mut entity)
+                .await
+                .map_err(|e| e.with_entity_key(key.clone()))?;
+        }
         let encrypted: Vec<(String, Vec<u8>)> = entity
             .properties()
             .filter(|(_, value)| is_envelope(value))

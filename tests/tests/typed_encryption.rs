@@ -2,7 +2,8 @@
 //! envelope encryption on the client, on every engine of the typed matrix. The
 //! engine below only ever holds ciphertext; a client without the key fails closed
 //! on writes and with a typed error on reads; a ciphertext altered or moved to
-//! another row or column fails to decrypt; keys rotate by re-wrapping.
+//! another row or column fails to decrypt; keys rotate by re-wrapping; rows of the
+//! legacy client-side encryption (.NET `TableEncryptionPolicy`) read.
 
 #![allow(clippy::unwrap_used)] // tests
 
@@ -246,9 +247,167 @@ async fn keys_rotate_by_rewrapping(backend: Backend) -> Result<()> {
     Ok(())
 }
 
+/// A row of an existing table that the legacy client-side encryption wrote.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(
+    untagged,
+    partition_key = "{pk}",
+    row_key = "{rk}",
+    rename_all = "PascalCase"
+)]
+struct LegacyPerson {
+    pk: String,
+    rk: String,
+    name: String,
+    age: Option<i32>,
+    #[entity(encrypted, rename = "SSN")]
+    ssn: Option<String>,
+    #[entity(encrypted)]
+    note: Option<String>,
+    #[entity(encrypted)]
+    secret: Option<String>,
+}
+
+const LEGACY: &str = "LegacyRows";
+
+/// The rows of `tests/fixtures/legacy_encryption_vectors.json`, as stored, and the
+/// key that wrapped their content keys.
+fn legacy_vectors() -> (Vec<(DynamicEntity, serde_json::Value)>, LocalKey) {
+    use base64::Engine as _;
+    let vectors: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/legacy_encryption_vectors.json")).unwrap();
+    let hex = vectors["key_hex"].as_str().unwrap();
+    let mut bytes = [0u8; 32];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap();
+    }
+    let key = LocalKey::new(vectors["key_id"].as_str().unwrap(), bytes).unwrap();
+    let rows = vectors["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let mut entity = DynamicEntity::new(
+                row["PartitionKey"].as_str().unwrap(),
+                row["RowKey"].as_str().unwrap(),
+            );
+            for (name, stored) in row["stored"].as_object().unwrap() {
+                let value = &stored["value"];
+                let value = match stored["type"].as_str().unwrap() {
+                    "Edm.String" => Value::String(value.as_str().unwrap().to_owned()),
+                    "Edm.Int32" => Value::Int32(i32::try_from(value.as_i64().unwrap()).unwrap()),
+                    "Edm.Binary" => Value::Binary(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(value.as_str().unwrap())
+                            .unwrap(),
+                    ),
+                    other => panic!("no such type in the vectors: {other}"),
+                };
+                entity.insert(name.clone(), value);
+            }
+            (entity, row["plaintext"].clone())
+        })
+        .collect();
+    (rows, key)
+}
+
+/// Rows that the legacy client-side encryption wrote (the .NET storage library's
+/// `TableEncryptionPolicy` format; these by azure-cosmosdb-table 1.0.6, its Python
+/// twin, through its public API: `tools/py-legacy/make_vectors.py`) read into
+/// encrypted fields when the ring holds the key that wrapped their content keys:
+/// multi-block and empty values, non-ASCII keys (they feed each value's IV), by get
+/// and by query. Written back, a row is stored in this crate's format. Without the
+/// key, or with a value altered, the read fails with an encryption error naming
+/// the key or the property.
+async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()> {
+    let plain = backend.service();
+    plain.create_table(LEGACY).await?;
+    let (rows, legacy_key) = legacy_vectors();
+    for (entity, _) in &rows {
+        plain
+            .engine()
+            .write(LEGACY, &WriteOp::Insert(entity.clone()))
+            .await?;
+    }
+    let service = plain
+        .clone()
+        .with_encryption(KeyRing::new(key("current", 9)).with_older(legacy_key));
+    let table = service.table::<LegacyPerson>(LEGACY);
+    let text =
+        |plaintext: &serde_json::Value, name: &str| plaintext[name].as_str().map(str::to_owned);
+    for (entity, plaintext) in &rows {
+        let got = table
+            .get(LegacyPerson::key(&entity.partition_key, &entity.row_key)?)
+            .await?
+            .unwrap()
+            .value;
+        assert_eq!(got.ssn, text(plaintext, "SSN"), "{got:?}");
+        assert_eq!(got.note, text(plaintext, "Note"), "{got:?}");
+        assert_eq!(got.secret, text(plaintext, "Secret"), "{got:?}");
+        assert_eq!(Some(&Value::String(got.name.clone())), entity.get("Name"));
+    }
+    assert_eq!(rows[0].1["Note"], "", "an empty value is one padding block");
+    let all = table.query().collect().await?;
+    assert_eq!(all.len(), rows.len());
+    assert!(all.iter().any(|p| p.ssn.as_deref() == Some("123-45-6789")));
+
+    // Written back: this crate's format, no legacy metadata; it still reads.
+    let ann = all.iter().find(|p| p.ssn.is_some()).unwrap().clone();
+    table.replace(&ann, IfMatch::Any).await?;
+    let stored = get(plain.engine().as_ref(), LEGACY, &ann.pk, &ann.rk)
+        .await?
+        .unwrap();
+    assert!(stored.get("_ClientEncryptionMetadata1").is_none());
+    let Some(Value::Binary(ssn)) = stored.get("SSN") else {
+        panic!("binary")
+    };
+    assert!(ssn.starts_with(b"\0tblenc1"), "this crate's envelope");
+    let again = table
+        .get(LegacyPerson::key(&ann.pk, &ann.rk)?)
+        .await?
+        .unwrap();
+    assert_eq!(again.value, ann);
+
+    // Without the legacy key: refused, naming it.
+    let (entity, _) = &rows[1];
+    let other_key = plain.clone().with_encryption(key("current", 9));
+    let err = other_key
+        .table::<LegacyPerson>(LEGACY)
+        .get(LegacyPerson::key(&entity.partition_key, &entity.row_key)?)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Encryption, "{err}");
+    assert!(err.to_string().contains("legacy-key-1"), "{err}");
+    // A ciphertext altered in its last block: its padding no longer checks.
+    let Some(Value::Binary(mut secret)) = entity.get("Secret").cloned() else {
+        panic!("binary")
+    };
+    let last = secret.len() - 1;
+    secret[last] ^= 0x55;
+    plain
+        .engine()
+        .write(
+            LEGACY,
+            &WriteOp::Merge {
+                entity: DynamicEntity::new(&entity.partition_key, &entity.row_key)
+                    .with("Secret", Value::Binary(secret)),
+                if_match: IfMatch::Any,
+            },
+        )
+        .await?;
+    let err = table
+        .get(LegacyPerson::key(&entity.partition_key, &entity.row_key)?)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Encryption, "{err}");
+    assert!(err.to_string().contains("Secret"), "{err}");
+    Ok(())
+}
+
 tables_tests::typed_matrix!(
     encrypted_fields_round_trip_and_are_stored_as_ciphertext,
     without_the_key_nothing_is_written_or_read,
     moved_or_altered_ciphertexts_fail,
     keys_rotate_by_rewrapping,
+    legacy_client_side_encryption_rows_read,
 );

@@ -88,7 +88,7 @@ pub trait TokenCredential: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     ///
-    /// Whatever prevents getting a token; use [`ErrorKind::Auth`] for a refused
+    /// Whatever prevents getting a token; use [`ErrorKind::Auth`](crate::ErrorKind::Auth) for a refused
     /// sign-in. The error ends the operation without retrying.
     async fn token(&self) -> Result<AccessToken>;
 }
