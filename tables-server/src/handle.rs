@@ -265,6 +265,7 @@ async fn route(call: &Call<'_>, resource: &ResourcePath) -> Result<Reply, Failur
         }
         (ResourcePath::Tables, "GET") => tables::query(call).await,
         (ResourcePath::Tables, "POST") => tables::create(call).await,
+        (ResourcePath::Table(name), "GET") => tables::get(call, name).await,
         (ResourcePath::Table(name), "DELETE") => tables::delete(call, name).await,
         (ResourcePath::Entities(table), "GET") => entities::query(call, table).await,
         (ResourcePath::Entities(table), "POST") => entities::insert(call, table).await,

@@ -1,4 +1,4 @@
-//! The table list: Query Tables, Create Table, Delete Table.
+//! The table list: Query Tables, Create Table, Delete Table, and one table by name.
 
 use tables_core::odata::continuation::NEXT_TABLE_NAME;
 use tables_core::odata::response::encode_tables;
@@ -22,16 +22,7 @@ pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
         })
         .transpose()?;
     let top = top(request.param("$top"))?;
-    let mut names = Vec::new();
-    let mut options = ListTablesOptions::default();
-    loop {
-        let page = call.account.engine.list_tables(&options).await?;
-        names.extend(page.names);
-        match page.continuation {
-            Some(next) => options = options.with_continuation(next),
-            None => break,
-        }
-    }
+    let names = all_tables(call).await?;
     let start = request.param(NEXT_TABLE_NAME);
     let mut matching = names.into_iter().filter(|name| {
         start.map_or(true, |start| name.as_str() >= start)
@@ -55,6 +46,51 @@ pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
         reply = reply.with_header(paging_header(NEXT_TABLE_NAME)?, next);
     }
     Ok(reply)
+}
+
+/// Every table of the account, in order.
+async fn all_tables(call: &Call<'_>) -> Result<Vec<String>, Failure> {
+    let mut names = Vec::new();
+    let mut options = ListTablesOptions::default();
+    loop {
+        let page = call.account.engine.list_tables(&options).await?;
+        names.extend(page.names);
+        match page.continuation {
+            Some(next) => options = options.with_continuation(next),
+            None => return Ok(names),
+        }
+    }
+}
+
+/// `GET /Tables('<name>')`: the one table, as Create Table returns it (the public
+/// reference's "to return a single table, name that table within the Tables
+/// collection"; the .NET and Python storage libraries' table `Exists` call it). The
+/// name matches case-blind, as table names do; a missing table is
+/// `404 ResourceNotFound`, as for Delete Table.
+pub(crate) async fn get(call: &Call<'_>, name: &str) -> Result<Reply, Failure> {
+    call.access.allow(Scope::Tables, "l", "reading a table")?;
+    let metadata = call.metadata()?;
+    let Some(stored) = all_tables(call)
+        .await?
+        .into_iter()
+        .find(|stored| stored.eq_ignore_ascii_case(name))
+    else {
+        return Err(Failure::new(
+            404,
+            "ResourceNotFound",
+            format!("the table {name:?} does not exist"),
+        ));
+    };
+    let mut body = Vec::with_capacity(128);
+    encode_tables(
+        &[stored],
+        true,
+        metadata,
+        &call.target.base_url,
+        call.target.account,
+        &mut body,
+    );
+    Ok(Reply::json(200, metadata, body))
 }
 
 /// `$top`: 1 to 1,000; absent means 1,000.

@@ -365,6 +365,50 @@ async fn metadata_levels_and_atom() {
     assert!(page.get("odata.metadata").is_none(), "{page}");
 }
 
+/// `GET /Tables('<name>')` returns that one table (the public reference's way to
+/// "return a single table"; the legacy .NET and Python libraries' `Exists` call it):
+/// its stored name, matched case-blind, in the Create Table body's shape at each
+/// metadata level; a missing table is a 404.
+#[tokio::test]
+async fn one_table_reads_by_name() {
+    let wire = Wire::start().await;
+    wire.create_table("Single").await;
+    let read = |accept: &'static str| {
+        wire.send(call("GET", "/devstoreaccount1/Tables('single')").header("accept", accept))
+    };
+    let response = read("application/json;odata=minimalmetadata").await;
+    assert_eq!(response.status(), 200);
+    let minimal: Json = response.json().await.unwrap();
+    assert_eq!(minimal["TableName"], "Single", "{minimal}");
+    let metadata = minimal["odata.metadata"].as_str().unwrap();
+    assert!(
+        metadata.ends_with("/devstoreaccount1/$metadata#Tables/@Element"),
+        "{minimal}"
+    );
+    let full: Json = read("application/json;odata=fullmetadata")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(full["odata.editLink"], "Tables('Single')", "{full}");
+    assert_eq!(full["odata.type"], "devstoreaccount1.Tables", "{full}");
+    let none: Json = read("application/json;odata=nometadata")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(none, serde_json::json!({"TableName": "Single"}));
+
+    let missing = wire
+        .send(call("GET", "/devstoreaccount1/Tables('NoSuchTable')"))
+        .await;
+    let (status, header, code) = failure(missing).await;
+    assert_eq!(
+        (status, header.as_str(), code.as_str()),
+        (404, "ResourceNotFound", "ResourceNotFound")
+    );
+}
+
 #[tokio::test]
 async fn merge_through_x_http_method_and_host_style_urls() {
     let wire = Wire::start().await;
