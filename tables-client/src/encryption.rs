@@ -182,6 +182,18 @@ impl LocalKey {
         LocalKey::new(id, *bytes)
     }
 
+    /// Refuses a `what` (a data key, a legacy content key) wrapped by another key.
+    fn check_id(&self, key_id: &str, what: &str) -> Result<()> {
+        if key_id == self.id {
+            return Ok(());
+        }
+        Err(encryption_error(format!(
+            "the {what} was wrapped by key {key_id:?}, and this client holds key {:?}: give \
+             it that key too (KeyRing)",
+            self.id
+        )))
+    }
+
     fn cipher(&self) -> Aes256Gcm {
         Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&self.key[..]))
     }
@@ -212,13 +224,7 @@ impl KeyEncryptionKey for LocalKey {
     }
 
     async fn unwrap_key(&self, key_id: &str, wrapped: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
-        if key_id != self.id {
-            return Err(encryption_error(format!(
-                "the data key was wrapped by key {key_id:?}, and this client holds key {:?}: \
-                 give it the old key too (KeyRing)",
-                self.id
-            )));
-        }
+        self.check_id(key_id, "data key")?;
         if wrapped.len() < NONCE_BYTES {
             return Err(encryption_error("a wrapped data key is too short"));
         }
@@ -246,13 +252,7 @@ impl KeyEncryptionKey for LocalKey {
         algorithm: &str,
         wrapped: &[u8],
     ) -> Result<Zeroizing<Vec<u8>>> {
-        if key_id != self.id {
-            return Err(encryption_error(format!(
-                "the legacy content key was wrapped by key {key_id:?}, and this client holds \
-                 key {:?}: give it that key too (KeyRing)",
-                self.id
-            )));
-        }
+        self.check_id(key_id, "legacy content key")?;
         if algorithm != "A256KW" {
             return Err(encryption_error(format!(
                 "the legacy content key was wrapped with {algorithm}; a LocalKey unwraps \
@@ -644,6 +644,23 @@ impl EncryptingEngine {
     /// No row is the layer's own.
     fn hides(&self, _row: &DynamicEntity) -> bool {
         false
+    }
+
+    /// A projection also reads the legacy format's two metadata properties: without
+    /// them its values can't be decrypted (a row without them returns them absent).
+    fn widen_select(&self, select: &[String]) -> Option<Vec<String>> {
+        let wanted = [legacy::METADATA, legacy::ENCRYPTED_NAMES];
+        if wanted.iter().all(|name| select.iter().any(|s| s == name)) {
+            return None;
+        }
+        let mut widened = select.to_vec();
+        widened.extend(
+            wanted
+                .iter()
+                .filter(|name| !select.iter().any(|s| s == *name))
+                .map(|name| (*name).to_owned()),
+        );
+        Some(widened)
     }
 }
 

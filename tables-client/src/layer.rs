@@ -43,7 +43,9 @@ impl Applied {
 ///   its own part of [`tables_core::Engine::reconcile_layers`] (after the inner engine's).
 ///
 /// Table operations pass through; reads go through `read_row`, except the rows
-/// `fn hides(&self, row: &DynamicEntity) -> bool` says are the layer's own.
+/// `fn hides(&self, row: &DynamicEntity) -> bool` says are the layer's own; a read's
+/// `$select` goes down as `fn widen_select(&self, select: &[String]) -> Option<Vec<String>>`
+/// widens it (`None`: as it is), for the properties `read_row` needs.
 macro_rules! row_layer_engine {
     ($layer:ty, $pending:ty) => {
         $crate::layer::row_layer_engine!(@impl $layer, {
@@ -157,6 +159,8 @@ macro_rules! row_layer_engine {
             key: &::tables_core::EntityKey,
             select: Option<&[String]>,
         ) -> ::tables_core::Result<Option<::tables_core::DynamicEntity>> {
+            let widened = select.and_then(|names| self.widen_select(names));
+            let select = widened.as_deref().or(select);
             match self.inner().get_entity(table, key, select).await? {
                 Some(row) if !self.hides(&row) => Ok(Some(self.read_row(table, row).await?)),
                 _ => Ok(None),
@@ -169,6 +173,15 @@ macro_rules! row_layer_engine {
             spec: &::tables_core::QuerySpec,
             continuation: Option<&::tables_core::ContinuationToken>,
         ) -> ::tables_core::Result<::tables_core::Page<::tables_core::DynamicEntity>> {
+            let widened = spec
+                .select
+                .as_deref()
+                .and_then(|names| self.widen_select(names))
+                .map(|select| ::tables_core::QuerySpec {
+                    select: Some(select),
+                    ..spec.clone()
+                });
+            let spec = widened.as_ref().unwrap_or(spec);
             let mut page = self.inner().query(table, spec, continuation).await?;
             let mut items = Vec::with_capacity(page.items.len());
             for row in std::mem::take(&mut page.items) {

@@ -268,6 +268,16 @@ struct LegacyPerson {
     secret: Option<String>,
 }
 
+/// A projection of [`LegacyPerson`]: the SSN alone.
+#[derive(Entity, Debug, Clone, PartialEq)]
+#[entity(untagged, kind = "LegacyPerson", partition_key = "{pk}", row_key = "{rk}")]
+struct LegacySsn {
+    pk: String,
+    rk: String,
+    #[entity(encrypted, rename = "SSN")]
+    ssn: Option<String>,
+}
+
 const LEGACY: &str = "LegacyRows";
 
 /// The rows of `tests/fixtures/legacy_encryption_vectors.json`, as stored, and the
@@ -315,8 +325,8 @@ fn legacy_vectors() -> (Vec<(DynamicEntity, serde_json::Value)>, LocalKey) {
 /// `TableEncryptionPolicy` format; these by azure-cosmosdb-table 1.0.6, its Python
 /// twin, through its public API: `tools/py-legacy/make_vectors.py`) read into
 /// encrypted fields when the ring holds the key that wrapped their content keys:
-/// multi-block and empty values, non-ASCII keys (they feed each value's IV), by get
-/// and by query. Written back, a row is stored in this crate's format. Without the
+/// multi-block and empty values, non-ASCII keys (they feed each value's IV), by get,
+/// by query and by a projection. Written back, a row is stored in this crate's format. Without the
 /// key, or with a value altered, the read fails with an encryption error naming
 /// the key or the property.
 async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()> {
@@ -350,6 +360,11 @@ async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()>
     let all = table.query().collect().await?;
     assert_eq!(all.len(), rows.len());
     assert!(all.iter().any(|p| p.ssn.as_deref() == Some("123-45-6789")));
+    // A projection: the layer also selects the legacy metadata it decrypts with.
+    let ssns = table.query().select::<LegacySsn>().collect().await?;
+    let mut ssns: Vec<Option<String>> = ssns.into_iter().map(|p| p.ssn).collect();
+    ssns.sort();
+    assert_eq!(ssns, [None, Some("123-45-6789".to_owned())]);
 
     // Written back: this crate's format, no legacy metadata; it still reads.
     let ann = all.iter().find(|p| p.ssn.is_some()).unwrap().clone();

@@ -746,6 +746,11 @@ impl BlobEngine {
         is_blob_intent(row)
     }
 
+    /// A projection goes down as it is.
+    fn widen_select(&self, _select: &[String]) -> Option<Vec<String>> {
+        None
+    }
+
     /// [`Engine::reconcile_layers`] for this layer: finishes the blob intents of
     /// `table` (of one partition, with `partition_key`).
     async fn finish_intents(
