@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use tables_client::mem::{CallKind, Fault, FaultInjector};
@@ -278,6 +279,61 @@ async fn a_copy_written_for_a_value_no_plan_saw_is_recorded_first(backend: Backe
     fixture.drop_tables().await;
 }
 
+/// Moves employee 1 of Sales to v1 through a client that dies right after the
+/// commit: its intent is left at work.
+async fn crash_right_after_moving_to_v1(service: &TableServiceClient) {
+    let (crashing, recorder) = Recorder::wrap(service);
+    recorder.fail_writes_after_commit(true);
+    crashing
+        .table::<Employee>(STAFF)
+        .replace(&employee("Sales", 1, 1), IfMatch::Any)
+        .await
+        .unwrap();
+}
+
+/// What lands while a first worker is settling the intent: another client moves
+/// the entity to v2, and a second worker records the v2 copy in the intent, writes
+/// it after a third client moved the entity on to v3 (removing that copy), and
+/// dies. The v2 copy is then an orphan only the intent lists.
+fn a_second_worker_lists_a_copy_and_dies(plain: TableServiceClient) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
+            .unwrap()
+            .into_entity_key();
+        plain
+            .table::<Employee>(STAFF)
+            .replace(&employee("Sales", 1, 2), IfMatch::Any)
+            .await
+            .unwrap();
+        let (second, second_recorder) = Recorder::wrap(&plain);
+        let third = plain.clone();
+        second_recorder.before_get(STAFF, badge_v2.clone(), move || {
+            Box::pin(async move {
+                third
+                    .table::<Employee>(STAFF)
+                    .replace(&employee("Sales", 1, 3), IfMatch::Any)
+                    .await
+                    .unwrap();
+            })
+        });
+        second_recorder.fail_writes_after_write_to(STAFF, badge_v2.clone());
+        let died = second.table::<Employee>(STAFF).reconcile().await;
+        assert!(
+            died.map_or(true, |report| !report.failures.is_empty()),
+            "the second worker died"
+        );
+        assert!(
+            plain
+                .engine()
+                .get_entity(STAFF, &badge_v2, None)
+                .await
+                .unwrap()
+                .is_some(),
+            "the second worker wrote the v2 copy"
+        );
+    })
+}
+
 /// Two workers on one intent. The first has begun settling it when, before it
 /// reads the entity, another client moves the entity to v2 and a second worker
 /// records the v2 copy in the intent, writes it after a third client moved the
@@ -290,52 +346,12 @@ async fn a_worker_takes_on_the_rows_another_worker_listed(backend: Backend) {
     create_tables(service).await.unwrap();
     let staff = service.table::<Employee>(STAFF);
     staff.insert(&employee("Sales", 1, 0)).await.unwrap();
-    let (crashing, recorder) = Recorder::wrap(service);
-    recorder.fail_writes_after_commit(true);
-    crashing
-        .table::<Employee>(STAFF)
-        .replace(&employee("Sales", 1, 1), IfMatch::Any)
-        .await
-        .unwrap();
+    crash_right_after_moving_to_v1(service).await;
     let primary = Employee::key("Sales", 1).unwrap().into_entity_key();
-    let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
-        .unwrap()
-        .into_entity_key();
     let (first, first_recorder) = Recorder::wrap(service);
     let plain = service.clone();
     first_recorder.before_get(STAFF, primary, move || {
-        Box::pin(async move {
-            plain
-                .table::<Employee>(STAFF)
-                .replace(&employee("Sales", 1, 2), IfMatch::Any)
-                .await
-                .unwrap();
-            let (second, second_recorder) = Recorder::wrap(&plain);
-            let third = plain.clone();
-            second_recorder.before_get(STAFF, badge_v2.clone(), move || {
-                Box::pin(async move {
-                    third
-                        .table::<Employee>(STAFF)
-                        .replace(&employee("Sales", 1, 3), IfMatch::Any)
-                        .await
-                        .unwrap();
-                })
-            });
-            second_recorder.fail_writes_after_write_to(STAFF, badge_v2.clone());
-            let died = second.table::<Employee>(STAFF).reconcile().await;
-            assert!(
-                died.map_or(true, |report| !report.failures.is_empty()),
-                "the second worker died"
-            );
-            let raw = plain.engine();
-            assert!(
-                raw.get_entity(STAFF, &badge_v2, None)
-                    .await
-                    .unwrap()
-                    .is_some(),
-                "the second worker wrote the v2 copy"
-            );
-        })
+        a_second_worker_lists_a_copy_and_dies(plain)
     });
     let report = first.table::<Employee>(STAFF).reconcile().await.unwrap();
     assert!(report.failures.is_empty(), "{report:?}");
@@ -360,13 +376,7 @@ async fn a_worker_deletes_an_intent_only_as_it_last_saw_it(backend: Backend) {
     create_tables(service).await.unwrap();
     let staff = service.table::<Employee>(STAFF);
     staff.insert(&employee("Sales", 1, 0)).await.unwrap();
-    let (crashing, recorder) = Recorder::wrap(service);
-    recorder.fail_writes_after_commit(true);
-    crashing
-        .table::<Employee>(STAFF)
-        .replace(&employee("Sales", 1, 1), IfMatch::Any)
-        .await
-        .unwrap();
+    crash_right_after_moving_to_v1(service).await;
     let intent = all_rows(engine, STAFF)
         .await
         .unwrap()
@@ -374,9 +384,6 @@ async fn a_worker_deletes_an_intent_only_as_it_last_saw_it(backend: Backend) {
         .find(|row| matches!(row_role(row), RowRole::System(_)))
         .expect("the crashed write left its intent")
         .key();
-    let badge_v2 = Employee::by_badge_key(&employee("Sales", 1, 2).badge)
-        .unwrap()
-        .into_entity_key();
     let first_recorder = Recorder::new(Arc::clone(service.engine()));
     let first = TableServiceClient::with_options(
         Arc::new(first_recorder.clone()),
@@ -387,39 +394,7 @@ async fn a_worker_deletes_an_intent_only_as_it_last_saw_it(backend: Backend) {
     );
     let plain = service.clone();
     first_recorder.before_delete(STAFF, intent, move || {
-        Box::pin(async move {
-            plain
-                .table::<Employee>(STAFF)
-                .replace(&employee("Sales", 1, 2), IfMatch::Any)
-                .await
-                .unwrap();
-            let (second, second_recorder) = Recorder::wrap(&plain);
-            let third = plain.clone();
-            second_recorder.before_get(STAFF, badge_v2.clone(), move || {
-                Box::pin(async move {
-                    third
-                        .table::<Employee>(STAFF)
-                        .replace(&employee("Sales", 1, 3), IfMatch::Any)
-                        .await
-                        .unwrap();
-                })
-            });
-            second_recorder.fail_writes_after_write_to(STAFF, badge_v2.clone());
-            let died = second.table::<Employee>(STAFF).reconcile().await;
-            assert!(
-                died.map_or(true, |report| !report.failures.is_empty()),
-                "the second worker died"
-            );
-            assert!(
-                plain
-                    .engine()
-                    .get_entity(STAFF, &badge_v2, None)
-                    .await
-                    .unwrap()
-                    .is_some(),
-                "the second worker wrote the v2 copy"
-            );
-        })
+        a_second_worker_lists_a_copy_and_dies(plain)
     });
     let report = first.table::<Employee>(STAFF).reconcile().await.unwrap();
     assert!(report.failures.is_empty(), "{report:?}");
