@@ -270,7 +270,12 @@ struct LegacyPerson {
 
 /// A projection of [`LegacyPerson`]: the SSN alone.
 #[derive(Entity, Debug, Clone, PartialEq)]
-#[entity(untagged, kind = "LegacyPerson", partition_key = "{pk}", row_key = "{rk}")]
+#[entity(
+    untagged,
+    kind = "LegacyPerson",
+    partition_key = "{pk}",
+    row_key = "{rk}"
+)]
 struct LegacySsn {
     pk: String,
     rk: String,
