@@ -33,7 +33,8 @@
 //! [`KeyEncryptionKey::unwrap_legacy_key`]: an existing table's encrypted strings
 //! read into `#[entity(encrypted)]` fields, and a row written back is stored in this
 //! format. A merge leaves the legacy metadata and the values it did not rewrite;
-//! they still read.
+//! they still read. [`EncryptingEngine::rewrap_table`] moves a whole table to this
+//! format.
 
 use std::fmt;
 use std::sync::Arc;
@@ -563,13 +564,17 @@ impl EncryptingEngine {
 
     /// Re-wraps the data key of every value in `table` not wrapped by the current
     /// key-encryption key, without re-encrypting the values: each row is merged under
-    /// the ETag read (a row changed meanwhile is left for the next run). Returns how
-    /// many rows were re-wrapped.
+    /// the ETag read (a row changed meanwhile is left for the next run). A row of
+    /// the legacy client-side encryption (see the module docs) moves to this format:
+    /// its values are decrypted and encrypted again under the current key, and the
+    /// row is replaced whole, without the legacy metadata, under the ETag read.
+    /// Returns how many rows were re-wrapped or moved.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Encryption`] when a data key does not unwrap (the old key is not
-    /// in the [`KeyRing`]); the engine's errors.
+    /// in the [`KeyRing`]) or a legacy value does not decrypt; the engine's errors.
+    /// Rows written before the error stay written; run it again after the fix.
     pub async fn rewrap_table(&self, table: &str) -> Result<usize> {
         let spec = QuerySpec::default();
         let mut token: Option<ContinuationToken> = None;
@@ -577,16 +582,24 @@ impl EncryptingEngine {
         loop {
             let page = self.inner.query(table, &spec, token.as_ref()).await?;
             for row in page.items {
-                if let Some(merge) = self.rewrapped(&row).await? {
-                    let op = WriteOp::Merge {
-                        entity: merge,
-                        if_match: row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag),
-                    };
-                    match self.inner.write(table, &op).await {
-                        Ok(_) => rewrapped += 1,
-                        Err(e) if e.kind() == ErrorKind::PreconditionFailed => {}
-                        Err(e) => return Err(e),
+                let if_match = row.etag.clone().map_or(IfMatch::Any, IfMatch::Etag);
+                let op = if legacy::is_legacy(&row) {
+                    WriteOp::Replace {
+                        entity: self.moved_from_legacy(table, row).await?,
+                        if_match,
                     }
+                } else if let Some(merge) = self.rewrapped(&row).await? {
+                    WriteOp::Merge {
+                        entity: merge,
+                        if_match,
+                    }
+                } else {
+                    continue;
+                };
+                match self.inner.write(table, &op).await {
+                    Ok(_) => rewrapped += 1,
+                    Err(e) if e.kind() == ErrorKind::PreconditionFailed => {}
+                    Err(e) => return Err(e),
                 }
             }
             match page.continuation {
@@ -594,6 +607,27 @@ impl EncryptingEngine {
                 None => return Ok(rewrapped),
             }
         }
+    }
+
+    /// A legacy row in this format, whole: its legacy values decrypted and
+    /// encrypted again under the current key, its own envelopes (written by later
+    /// merges) re-wrapped by it, its legacy metadata gone.
+    async fn moved_from_legacy(
+        &self,
+        table: &str,
+        mut row: DynamicEntity,
+    ) -> Result<DynamicEntity> {
+        let key = row.key();
+        legacy::decrypt_row(self.kek.as_ref(), &mut row)
+            .await
+            .map_err(|e| e.with_entity_key(key))?;
+        let mut row = self.encrypt_entity(table, row).await?;
+        if let Some(rewrapped) = self.rewrapped(&row).await? {
+            for (name, value) in rewrapped.properties() {
+                row.insert(name.to_owned(), value.clone());
+            }
+        }
+        Ok(row)
     }
 
     /// The properties of `row` whose data keys another key wrapped, re-wrapped by
