@@ -8,7 +8,9 @@
 #![allow(clippy::unwrap_used)] // tests
 
 use tables_client::encryption::{EncryptingEngine, KeyRing, LocalKey};
-use tables_client::{DynamicEntity, Entity, ErrorKind, IfMatch, Origin, Result, Value, WriteOp};
+use tables_client::{
+    DynamicEntity, Entity, ErrorKind, IfMatch, Origin, Result, TableServiceClient, Value, WriteOp,
+};
 use tables_tests::read::get;
 use tables_tests::typed::Backend;
 
@@ -326,16 +328,11 @@ fn legacy_vectors() -> (Vec<(DynamicEntity, serde_json::Value)>, LocalKey) {
     (rows, key)
 }
 
-/// Rows that the legacy client-side encryption wrote (the .NET storage library's
-/// `TableEncryptionPolicy` format; these by azure-cosmosdb-table 1.0.6, its Python
-/// twin, through its public API: `tools/py-legacy/make_vectors.py`) read into
-/// encrypted fields when the ring holds the key that wrapped their content keys:
-/// multi-block and empty values, non-ASCII keys (they feed each value's IV), by get,
-/// by query and by a projection. Written back, a row is stored in this crate's format. Without the
-/// key, or with a value altered, the read fails with an encryption error naming
-/// the key or the property.
-async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()> {
-    let plain = backend.service();
+/// The table `LEGACY` holding the vectors' rows as stored (written past any
+/// encryption); the rows and the key that wrapped their content keys.
+async fn legacy_table(
+    plain: &TableServiceClient,
+) -> Result<(Vec<(DynamicEntity, serde_json::Value)>, LocalKey)> {
     plain.create_table(LEGACY).await?;
     let (rows, legacy_key) = legacy_vectors();
     for (entity, _) in &rows {
@@ -344,6 +341,20 @@ async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()>
             .write(LEGACY, &WriteOp::Insert(entity.clone()))
             .await?;
     }
+    Ok((rows, legacy_key))
+}
+
+/// Rows that the legacy client-side encryption wrote (the .NET storage library's
+/// `TableEncryptionPolicy` format; these by azure-cosmosdb-table 1.0.6, its Python
+/// twin, through its public API: `tools/py-legacy/make_vectors.py`) read into
+/// encrypted fields when the ring holds the key that wrapped their content keys:
+/// multi-block and empty values, non-ASCII keys (they feed each value's IV), by get,
+/// by query and by a projection. Written back, a row is stored in this crate's
+/// format. Without the key, or with a value altered, the read fails with an
+/// encryption error naming the key or the property.
+async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()> {
+    let plain = backend.service();
+    let (rows, legacy_key) = legacy_table(&plain).await?;
     let service = plain
         .clone()
         .with_encryption(KeyRing::new(key("current", 9)).with_older(legacy_key));
@@ -430,14 +441,7 @@ async fn legacy_client_side_encryption_rows_read(backend: Backend) -> Result<()>
 /// left to move.
 async fn rewrap_table_moves_legacy_rows_to_this_format(backend: Backend) -> Result<()> {
     let plain = backend.service();
-    plain.create_table(LEGACY).await?;
-    let (rows, legacy_key) = legacy_vectors();
-    for (entity, _) in &rows {
-        plain
-            .engine()
-            .write(LEGACY, &WriteOp::Insert(entity.clone()))
-            .await?;
-    }
+    let (rows, legacy_key) = legacy_table(&plain).await?;
     let ring = KeyRing::new(key("current", 9)).with_older(legacy_key);
     let moving = EncryptingEngine::new(plain.engine().clone(), std::sync::Arc::new(ring));
     assert_eq!(moving.rewrap_table(LEGACY).await?, rows.len());
