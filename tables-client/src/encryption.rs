@@ -683,17 +683,15 @@ impl EncryptingEngine {
     /// A projection also reads the legacy format's two metadata properties: without
     /// them its values can't be decrypted (a row without them returns them absent).
     fn widen_select(&self, select: &[String]) -> Option<Vec<String>> {
-        let wanted = [legacy::METADATA, legacy::ENCRYPTED_NAMES];
-        if wanted.iter().all(|name| select.iter().any(|s| s == name)) {
+        let missing: Vec<&str> = [legacy::METADATA, legacy::ENCRYPTED_NAMES]
+            .into_iter()
+            .filter(|name| !select.iter().any(|s| s == name))
+            .collect();
+        if missing.is_empty() {
             return None;
         }
         let mut widened = select.to_vec();
-        widened.extend(
-            wanted
-                .iter()
-                .filter(|name| !select.iter().any(|s| s == *name))
-                .map(|name| (*name).to_owned()),
-        );
+        widened.extend(missing.into_iter().map(str::to_owned));
         Some(widened)
     }
 }

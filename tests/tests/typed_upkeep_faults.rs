@@ -34,8 +34,8 @@ use tables_client::{
 };
 use tables_tests::read::all_rows;
 use tables_tests::typed::{
-    check, create_tables, employee, intents, lose_row, Backend, Employee, Recorder, BY_CITY,
-    BY_EMAIL, STAFF,
+    check, create_tables, employee, intents, lose_row, Backend, Employee, Fixture, Recorder,
+    BY_CITY, BY_EMAIL, STAFF,
 };
 
 /// The primaries as comparable values.
@@ -279,9 +279,17 @@ async fn a_copy_written_for_a_value_no_plan_saw_is_recorded_first(backend: Backe
     fixture.drop_tables().await;
 }
 
-/// Moves employee 1 of Sales to v1 through a client that dies right after the
-/// commit: its intent is left at work.
-async fn crash_right_after_moving_to_v1(service: &TableServiceClient) {
+/// A fresh fixture holding employee 1 of Sales, moved to v1 through a client that
+/// died right after the commit: its intent is left at work.
+async fn an_intent_left_at_work(backend: Backend) -> Fixture {
+    let fixture = backend.fresh();
+    let service = &fixture.service;
+    create_tables(service).await.unwrap();
+    service
+        .table::<Employee>(STAFF)
+        .insert(&employee("Sales", 1, 0))
+        .await
+        .unwrap();
     let (crashing, recorder) = Recorder::wrap(service);
     recorder.fail_writes_after_commit(true);
     crashing
@@ -289,6 +297,7 @@ async fn crash_right_after_moving_to_v1(service: &TableServiceClient) {
         .replace(&employee("Sales", 1, 1), IfMatch::Any)
         .await
         .unwrap();
+    fixture
 }
 
 /// What lands while a first worker is settling the intent: another client moves
@@ -341,12 +350,9 @@ fn a_second_worker_lists_a_copy_and_dies(plain: TableServiceClient) -> BoxFuture
 /// write of the intent refused, reads the intent again and takes on the row the
 /// second one listed: it removes the v2 copy before it finishes the intent.
 async fn a_worker_takes_on_the_rows_another_worker_listed(backend: Backend) {
-    let fixture = backend.fresh();
+    let fixture = an_intent_left_at_work(backend).await;
     let (engine, service) = (&fixture.engine, &fixture.service);
-    create_tables(service).await.unwrap();
     let staff = service.table::<Employee>(STAFF);
-    staff.insert(&employee("Sales", 1, 0)).await.unwrap();
-    crash_right_after_moving_to_v1(service).await;
     let primary = Employee::key("Sales", 1).unwrap().into_entity_key();
     let (first, first_recorder) = Recorder::wrap(service);
     let plain = service.clone();
@@ -371,12 +377,9 @@ async fn a_worker_takes_on_the_rows_another_worker_listed(backend: Backend) {
 /// version it last saw, is refused: it reads the intent again and removes the v2
 /// copy the second one listed before it deletes the intent.
 async fn a_worker_deletes_an_intent_only_as_it_last_saw_it(backend: Backend) {
-    let fixture = backend.fresh();
+    let fixture = an_intent_left_at_work(backend).await;
     let (engine, service) = (&fixture.engine, &fixture.service);
-    create_tables(service).await.unwrap();
     let staff = service.table::<Employee>(STAFF);
-    staff.insert(&employee("Sales", 1, 0)).await.unwrap();
-    crash_right_after_moving_to_v1(service).await;
     let intent = all_rows(engine, STAFF)
         .await
         .unwrap()
