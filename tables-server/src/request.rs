@@ -38,6 +38,10 @@ pub(crate) struct Target<'a> {
     pub(crate) resource: &'a str,
     /// The account's base URL as the client addressed it (no trailing `/`).
     pub(crate) base_url: String,
+    /// Addressed as `<account>-secondary`: the read-access secondary location,
+    /// which here holds the same data as the primary (replication is always in
+    /// sync), and is the only place that serves the replication stats.
+    pub(crate) secondary: bool,
 }
 
 impl Request {
@@ -91,23 +95,34 @@ impl Request {
         let raw_path = self.raw_path();
         if hostname.parse::<IpAddr>().is_err() && hostname.contains('.') {
             let label = hostname.split('.').next().unwrap_or_default();
-            let account = label.strip_suffix("-secondary").unwrap_or(label);
+            let (account, secondary) = without_secondary(label);
             if is_account(account) {
                 return Some(Target {
                     account,
                     resource: raw_path.trim_start_matches('/'),
                     base_url: base_url(&[]),
+                    secondary,
                 });
             }
         }
         let path = raw_path.strip_prefix('/')?;
         let (segment, rest) = path.split_once('/').unwrap_or((path, ""));
-        let account = segment.strip_suffix("-secondary").unwrap_or(segment);
+        let (account, secondary) = without_secondary(segment);
         Some(Target {
             account,
             resource: rest,
             base_url: base_url(&["/", segment]),
+            secondary,
         })
+    }
+}
+
+/// The account a host label or path segment names, and whether it names the
+/// account's secondary location (`<account>-secondary`).
+fn without_secondary(name: &str) -> (&str, bool) {
+    match name.strip_suffix("-secondary") {
+        Some(account) => (account, true),
+        None => (name, false),
     }
 }
 
@@ -159,12 +174,12 @@ mod tests {
     #[test]
     fn path_and_host_style() {
         let known = |name: &str| name == "acct";
-        // (host, path) -> (account, resource, base URL)
+        // (host, path) -> (account, resource, base URL, secondary)
         for (host, path, expected) in [
             (
                 "127.0.0.1:10002",
                 "/acct/Tables",
-                ("acct", "Tables", "http://127.0.0.1:10002/acct"),
+                ("acct", "Tables", "http://127.0.0.1:10002/acct", false),
             ),
             (
                 "acct.table.localhost:10002",
@@ -173,24 +188,40 @@ mod tests {
                     "acct",
                     "t(PartitionKey='a',RowKey='b')",
                     "http://acct.table.localhost:10002",
+                    false,
+                ),
+            ),
+            (
+                "acct-secondary.table.localhost:10002",
+                "/Tables",
+                (
+                    "acct",
+                    "Tables",
+                    "http://acct-secondary.table.localhost:10002",
+                    true,
                 ),
             ),
             // `localhost` has no dot: path-style.
             (
                 "localhost:1",
                 "/acct/",
-                ("acct", "", "http://localhost:1/acct"),
+                ("acct", "", "http://localhost:1/acct", false),
             ),
             (
                 "[::1]:1",
                 "/acct-secondary/Tables",
-                ("acct", "Tables", "http://[::1]:1/acct-secondary"),
+                ("acct", "Tables", "http://[::1]:1/acct-secondary", true),
             ),
         ] {
             let request = request(host, path);
             let target = request.target(known).unwrap();
             assert_eq!(
-                (target.account, target.resource, target.base_url.as_str()),
+                (
+                    target.account,
+                    target.resource,
+                    target.base_url.as_str(),
+                    target.secondary
+                ),
                 expected,
                 "{host} {path}"
             );

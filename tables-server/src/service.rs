@@ -7,7 +7,7 @@ use tables_core::service::acl::{decode_table_acl, encode_table_acl};
 use tables_core::service::properties::{
     decode_service_properties, encode_service_properties, encode_service_stats,
 };
-use tables_core::{Engine, QuerySpec};
+use tables_core::{error_code as code, Engine, QuerySpec};
 
 use crate::auth::Scope;
 use crate::handle::Call;
@@ -68,9 +68,24 @@ pub(crate) fn set_properties(call: &Call<'_>) -> Result<Reply, Failure> {
 }
 
 /// `GET /?restype=service&comp=stats`: replication is always live and in sync.
+///
+/// # Errors
+///
+/// `400 InvalidQueryParameterValue` when asked of the primary location: as on
+/// Azure, only the secondary (`<account>-secondary`) serves the stats.
 pub(crate) fn stats(call: &Call<'_>) -> Result<Reply, Failure> {
     call.access
         .allow(Scope::Service, "r", "reading the service stats")?;
+    if !call.target.secondary {
+        return Err(Failure::new(
+            400,
+            code::INVALID_QUERY_PARAMETER_VALUE,
+            "Value for one of the query parameters specified in the request URI is invalid. \
+             The service stats are served only by the secondary location: address the \
+             account as `<account>-secondary` (the official SDKs do so for their \
+             statistics call).",
+        ));
+    }
     let mut body = Vec::with_capacity(256);
     encode_service_stats(SystemTime::now(), &mut body);
     Ok(Reply::xml(200, body))

@@ -1189,15 +1189,49 @@ async fn stored_access_policies_and_the_xml_apis() {
         properties.contains("<AllowedOrigins>https://app.example</AllowedOrigins>"),
         "{properties}"
     );
-    let stats = wire
-        .send(call("GET", "/devstoreaccount1/?restype=service&comp=stats"))
-        .await;
-    assert_eq!(stats.status(), 200);
-    assert!(stats
-        .text()
-        .await
-        .unwrap()
-        .contains("<Status>live</Status>"));
+    // The stats: only the secondary location serves them (path-style and
+    // host-style), the primary refuses as Azure does.
+    let (status, header, body) = xml_failure(
+        wire.send(call("GET", "/devstoreaccount1/?restype=service&comp=stats"))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (status, header.as_str()),
+        (400, "InvalidQueryParameterValue")
+    );
+    assert!(
+        body.contains("<Code>InvalidQueryParameterValue</Code>") && body.contains("-secondary"),
+        "{body}"
+    );
+    let mut host_style = call("GET", "/?restype=service&comp=stats");
+    host_style.host = Some("devstoreaccount1-secondary.table.localhost");
+    for stats in [
+        call(
+            "GET",
+            "/devstoreaccount1-secondary/?restype=service&comp=stats",
+        ),
+        host_style,
+    ] {
+        let stats = wire.send(stats).await;
+        assert_eq!(stats.status(), 200);
+        assert!(stats
+            .text()
+            .await
+            .unwrap()
+            .contains("<Status>live</Status>"));
+    }
+}
+
+/// The status, the error code header and the XML body of a refusal.
+async fn xml_failure(response: Response) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let header = response
+        .headers()
+        .get("x-ms-error-code")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, header, response.text().await.unwrap())
 }
 
 #[tokio::test]
