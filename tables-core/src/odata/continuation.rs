@@ -21,15 +21,22 @@ pub fn header_name(name: &str) -> String {
 }
 
 /// The entity-query token in a response's headers (`header` looks one up by name,
-/// case-insensitively); `None` on the last page. Empty values count as absent.
+/// case-insensitively); `None` on the last page, which carries neither value (an
+/// empty value counts as absent).
+///
+/// An empty `NextPartitionKey` beside a `NextRowKey` is not the end: it is a
+/// position in the partition whose key is empty. Azurite sends the keys' base64 as
+/// its tokens, so there the empty key is an empty header, and stopping at it would
+/// drop every row after it without a word.
 pub fn entity_token_from_headers<'a>(
     header: impl Fn(&str) -> Option<&'a str>,
 ) -> Option<ContinuationToken> {
-    let pk = header(&header_name(NEXT_PARTITION_KEY)).filter(|pk| !pk.is_empty())?;
-    let rk = header(&header_name(NEXT_ROW_KEY))
-        .filter(|rk| !rk.is_empty())
-        .map(str::to_owned);
-    Some(ContinuationToken::new(pk, rk))
+    let value = |name: &str| header(&header_name(name)).filter(|value| !value.is_empty());
+    let row_key = value(NEXT_ROW_KEY).map(str::to_owned);
+    match value(NEXT_PARTITION_KEY) {
+        Some(partition_key) => Some(ContinuationToken::new(partition_key, row_key)),
+        None => row_key.map(|row_key| ContinuationToken::new("", Some(row_key))),
+    }
 }
 
 /// The headers that carry `token`: name and value, the row key's only when the
@@ -110,6 +117,26 @@ mod tests {
         assert_eq!(entity_token_from_headers(lookup(&[])), None);
         let empty = vec![(header_name(NEXT_PARTITION_KEY), String::new())];
         assert_eq!(entity_token_from_headers(lookup(&empty)), None);
+        let both_empty = vec![
+            (header_name(NEXT_PARTITION_KEY), String::new()),
+            (header_name(NEXT_ROW_KEY), String::new()),
+        ];
+        assert_eq!(entity_token_from_headers(lookup(&both_empty)), None);
+        // Azurite's position in the partition with the empty key: not the end.
+        let empty_partition = vec![
+            (header_name(NEXT_PARTITION_KEY), String::new()),
+            (header_name(NEXT_ROW_KEY), "MQ==".to_owned()),
+        ];
+        assert_eq!(
+            entity_token_from_headers(lookup(&empty_partition)),
+            Some(ContinuationToken::new("", Some("MQ==".to_owned())))
+        );
+        // ...and it goes back as an empty `NextPartitionKey` parameter.
+        let token = ContinuationToken::new("", Some("MQ==".to_owned()));
+        assert_eq!(
+            crate::odata::entity_query_string(None, None, None, Some(&token)),
+            "NextPartitionKey=&NextRowKey=MQ%3D%3D"
+        );
     }
 
     #[test]
