@@ -1,9 +1,12 @@
-//! Model check: random sequences of operations against an engine and against a
-//! simple reference model (a `BTreeMap` keyed by UTF-16 code units), which must
-//! agree on every result and every error: on the mem engine (pages of one to three
-//! entities, broken at partition boundaries or not), and through the remote engine
-//! on `tables-server` and on Azurite, where every key (the empty one, characters
-//! past U+FFFF) crosses the wire in URLs, bodies and continuation tokens.
+//! Model check: random sequences of operations (writes in every mode and condition,
+//! batches, gets and paged queries, with or without a filter and a `$select`)
+//! against an engine and against a simple reference model (a `BTreeMap` keyed by
+//! UTF-16 code units), which must agree on every result and every error: on the
+//! mem engine (pages of one to three entities, broken at partition boundaries or
+//! not), and through the remote engine on `tables-server` and on Azurite, where
+//! every key (the empty one, characters past U+FFFF, characters a URL or an OData
+//! literal escapes) crosses the wire in URLs, bodies and continuation tokens, and
+//! every value type at an edge of its encoding in bodies.
 
 // Test code: a panic is a test failure.
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -62,12 +65,17 @@ enum Op {
     Get {
         pk: usize,
         rk: usize,
+        select: bool,
     },
     Query {
         top: Option<u32>,
         filter: Option<QueryFilter>,
+        select: bool,
     },
 }
+
+/// The projection a read with `select` asks for: one property of the three.
+const SELECTED: &str = "B";
 
 #[derive(Debug, Clone, Copy)]
 enum QueryFilter {
@@ -107,15 +115,17 @@ fn op_strategy() -> impl Strategy<Value = Op> {
             });
             Op::Batch { pk, writes }
         }),
-        2 => (0..PKS.len(), 0..RKS.len()).prop_map(|(pk, rk)| Op::Get { pk, rk }),
+        2 => (0..PKS.len(), 0..RKS.len(), any::<bool>())
+            .prop_map(|(pk, rk, select)| Op::Get { pk, rk, select }),
         1 => (
             prop::option::of(1..4u32),
             prop::option::of(prop_oneof![
                 (0..PKS.len()).prop_map(QueryFilter::Partition),
                 (-3..3i32).prop_map(QueryFilter::AtLeast),
             ]),
+            any::<bool>(),
         )
-            .prop_map(|(top, filter)| Op::Query { top, filter }),
+            .prop_map(|(top, filter, select)| Op::Query { top, filter, select }),
     ]
 }
 
@@ -140,16 +150,54 @@ fn key(pk: &str, rk: &str) -> Key {
     (pk.encode_utf16().collect(), rk.encode_utf16().collect())
 }
 
+/// The value a write gives property `name` for the generated `v`: `A` (which the
+/// filters read) is an Int32; `B` and `C` take one of six values of other types,
+/// each at an edge of its encoding (escapes and a character past U+FFFF, an Int64
+/// past 2^53, a Double near its limit, binary, a DateTime in 100 ns ticks, a Guid).
+fn value_of(name: usize, v: i32) -> Value {
+    if NAMES[name] == "A" {
+        return Value::Int32(v);
+    }
+    match v.rem_euclid(6) {
+        0 => Value::String("it's \"quoted\" \\ \u{1F600}\n".to_owned()),
+        1 => Value::Int64(i64::MAX - 1),
+        2 => Value::Double(-1.797_693_134_862_315_7e308),
+        3 => Value::Binary(vec![0, 0xFF, 0x3E, 0x3F]),
+        4 => Value::DateTime(
+            tables_core::DateTime::from_ticks(638_450_000_001_234_567).expect("in range"),
+        ),
+        _ => Value::Guid(uuid::Uuid::from_u128(
+            0x0123_4567_89ab_cdef_0123_4567_89ab_cdef,
+        )),
+    }
+}
+
 fn props(write: &Write) -> Vec<(String, Value)> {
     let mut out: Vec<(String, Value)> = Vec::new();
     for (name, v) in &write.props {
+        let value = value_of(*name, *v);
         let name = NAMES[*name].to_owned();
         match out.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = Value::Int32(*v),
-            None => out.push((name, Value::Int32(*v))),
+            Some(slot) => slot.1 = value,
+            None => out.push((name, value)),
         }
     }
     out
+}
+
+/// `props` as a read with `select` sees them.
+fn projected(props: &[(String, Value)], select: bool) -> Vec<(String, Value)> {
+    sorted(
+        props
+            .iter()
+            .filter(|(name, _)| !select || name == SELECTED)
+            .cloned()
+            .collect(),
+    )
+}
+
+fn selection(select: bool) -> Option<Vec<String>> {
+    select.then(|| vec![SELECTED.to_owned()])
 }
 
 fn sorted(mut props: Vec<(String, Value)>) -> Vec<(String, Value)> {
@@ -345,26 +393,36 @@ async fn check(
                     }
                 }
             }
-            Op::Get { pk, rk } => {
+            Op::Get { pk, rk, select } => {
                 let (pk, rk) = (PKS[*pk], RKS[*rk]);
                 let got = engine
-                    .get_entity(table, &EntityKey::new(pk, rk), None)
+                    .get_entity(
+                        table,
+                        &EntityKey::new(pk, rk),
+                        selection(*select).as_deref(),
+                    )
                     .await
                     .expect("get");
                 let want = model.rows.get(&key(pk, rk));
                 match (want, got) {
                     (None, None) => {}
                     (Some(row), Some(e)) => {
-                        prop_assert_eq!(entity_props(&e), sorted(row.props.clone()));
+                        prop_assert_eq!((e.partition_key.as_str(), e.row_key.as_str()), (pk, rk));
+                        prop_assert_eq!(entity_props(&e), projected(&row.props, *select));
                         prop_assert_eq!(e.etag.as_ref(), Some(&row.etag));
                     }
                     (want, got) => prop_assert!(false, "get: model {want:?}, engine {got:?}"),
                 }
             }
-            Op::Query { top, filter } => {
+            Op::Query {
+                top,
+                filter,
+                select,
+            } => {
                 let mut spec = QuerySpec::new();
                 spec.top = *top;
                 spec.filter = filter.map(filter_of);
+                spec.select = selection(*select);
                 let mut got = Vec::new();
                 let mut token = None;
                 let mut pages = 0;
@@ -387,7 +445,7 @@ async fn check(
                     .rows
                     .values()
                     .filter(|r| Model::matches(r, *filter))
-                    .map(|r| (r.pk.clone(), r.rk.clone(), sorted(r.props.clone())))
+                    .map(|r| (r.pk.clone(), r.rk.clone(), projected(&r.props, *select)))
                     .collect();
                 let got: Vec<Listed> = got
                     .iter()
