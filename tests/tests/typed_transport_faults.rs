@@ -1,12 +1,13 @@
 //! The typed layer under transport faults: sixteen concurrent writers drive
 //! employees with every kind of index (`tables_tests::typed::Employee`) through a loopback
-//! proxy in front of the run's Azurite (`tables_tests::fault_proxy`) that loses
+//! proxy in front of the run's Azurite, and in front of the run's `tables-server`
+//! (`tables_tests::fault_proxy`), that loses
 //! answers after the write applied, cuts answers, answers 500/503/429 with and
 //! without retry hints, and delivers requests after the client gave up on them.
 //!
 //! Every call runs under its own client request id, so the proxy's delivery log
-//! says, per call, how many times the call's write of its entity reached Azurite
-//! and applied. The test then holds each call to its answer:
+//! says, per call, how many times the call's write of its entity reached the
+//! endpoint and applied. The test then holds each call to its answer:
 //!
 //! - no call applied its write twice;
 //! - a call that returned `Ok` applied it once (`delete_if_exists` → `Ok(false)`:
@@ -18,7 +19,7 @@
 //! stale or duplicate copy or membership, no intent left.
 //!
 //! Seeded and bounded: `TABLES_FAULT_OPS` operations per rate (600 unless set),
-//! `TABLES_FAULT_SEED` (1 unless set). Azurite only: the proxy speaks HTTP.
+//! `TABLES_FAULT_SEED` (1 unless set; the server's runs take the next seed).
 
 #![allow(clippy::unwrap_used)] // tests
 
@@ -482,6 +483,24 @@ async fn at_rate(test: &str, rate: f64) {
     let ops = env_number("TABLES_FAULT_OPS", 600);
     let seed = env_number("TABLES_FAULT_SEED", 1);
     run(&url, rate, seed, ops).await;
+}
+
+/// The same through the proxy to `tables-server` (the run's, or one in process),
+/// with a seed of its own, so the two endpoints meet different fault sequences.
+async fn on_the_server_at_rate(rate: f64) {
+    let ops = env_number("TABLES_FAULT_OPS", 600);
+    let seed = env_number("TABLES_FAULT_SEED", 1) + 1;
+    run(&tables_tests::server::url(), rate, seed, ops).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_writes_on_the_server_under_ten_percent_transport_faults() {
+    on_the_server_at_rate(0.10).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_writes_on_the_server_under_thirty_percent_transport_faults() {
+    on_the_server_at_rate(0.30).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

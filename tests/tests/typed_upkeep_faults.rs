@@ -704,6 +704,13 @@ fn azurite_random_writes_with_random_failures_reconcile_exactly() {
     }
 }
 
+/// On `tables-server` (the run's, or one in process): more cases than on Azurite,
+/// as each request costs the server a fraction of what it costs Azurite.
+#[test]
+fn server_random_writes_with_random_failures_reconcile_exactly() {
+    random_writes_with_random_failures_reconcile_exactly(&Backend::server(), 150);
+}
+
 // ---- (c) concurrency ----
 
 async fn sixteen_writers(backend: &Backend, delayed: bool) {
