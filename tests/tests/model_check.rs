@@ -3,7 +3,7 @@
 //! against an engine and against a simple reference model (a `BTreeMap` keyed by
 //! UTF-16 code units), which must agree on every result and every error: on the
 //! mem engine (pages of one to three entities, broken at partition boundaries or
-//! not), and through the remote engine on `tables-server` and on Azurite, where
+//! not; also under a table-name prefix), and through the remote engine on `tables-server` and on Azurite, where
 //! every key (the empty one, characters past U+FFFF, characters a URL or an OData
 //! literal escapes) crosses the wire in URLs, bodies and continuation tokens, and
 //! every value type at an edge of its encoding in bodies.
@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
+use tables_client::PrefixedEngine;
 use tables_core::{
     col, DynamicEntity, ETag, Engine, EntityKey, ErrorKind, Filter, IfMatch, QuerySpec, Value,
     WriteOp,
@@ -471,6 +472,16 @@ proptest! {
             .with_page_size(page_size)
             .with_break_at_partition_boundaries(break_at_partition_boundaries);
         run(&MemEngine::with_options(options), page_size, &ops)?;
+    }
+
+    /// Through the table-name prefix wrapper, which must be invisible.
+    #[test]
+    fn the_prefixed_mem_engine_agrees_with_the_model(
+        page_size in 1..4u32,
+        ops in prop::collection::vec(op_strategy(), 1..40),
+    ) {
+        let engine = MemEngine::with_options(MemOptions::default().with_page_size(page_size));
+        run(&PrefixedEngine::new(engine, "stg").unwrap(), page_size, &ops)?;
     }
 }
 
