@@ -281,6 +281,12 @@ impl DynamicEntity {
         self.properties.as_slice()
     }
 
+    /// The properties as JSON members, as `encode` writes them the first time,
+    /// kept with the (shared) list until it changes: see `crate::properties`.
+    pub(crate) fn answer_json(&self, encode: fn(&[Property], &mut Vec<u8>)) -> &[u8] {
+        self.properties.answer_json(encode)
+    }
+
     /// Moves the properties out, leaving the keys, timestamp and ETag; a list
     /// shared with another entity is copied.
     pub(crate) fn take_properties(&mut self) -> Vec<Property> {

@@ -6,9 +6,14 @@
 //! An engine that stores entities (the in-memory one) hands a reader a clone of
 //! the stored entity: the reader's copy shares the list, so a read copies no name
 //! or value. A reader that changes its copy gets a list of its own.
+//!
+//! The shared list also keeps its JSON as a server's answer writes it, made on the
+//! first answer that needs it ([`Properties::answer_json`]): a row read again and
+//! again (a scan's page, a hot row) is encoded once, not on every read. Every
+//! change goes through [`Properties::make_mut`], which drops it.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::value::Value;
 
@@ -17,28 +22,78 @@ pub(crate) type Property = (Arc<str>, Value);
 
 /// The list: `None` while empty (a new entity allocates nothing for it).
 #[derive(Clone, Default)]
-pub(crate) struct Properties(Option<Arc<Vec<Property>>>);
+pub(crate) struct Properties(Option<Arc<Shared>>);
+
+/// What the entities sharing a list share.
+#[derive(Default)]
+struct Shared {
+    list: Vec<Property>,
+    /// The list's members as a server's answer writes them (see
+    /// [`Properties::answer_json`]); empty until an answer asks.
+    answer_json: OnceLock<Box<[u8]>>,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.list).finish()
+    }
+}
+
+impl Clone for Shared {
+    /// A copy about to be changed: the list, not its JSON.
+    fn clone(&self) -> Shared {
+        Shared {
+            list: self.list.clone(),
+            answer_json: OnceLock::new(),
+        }
+    }
+}
 
 impl Properties {
     pub(crate) fn as_slice(&self) -> &[Property] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
+        self.0
+            .as_deref()
+            .map_or(&[], |shared| shared.list.as_slice())
     }
 
     /// A list built whole (one allocation for the shared list, none when empty).
     pub(crate) fn from_vec(list: Vec<Property>) -> Properties {
-        Properties((!list.is_empty()).then(|| Arc::new(list)))
+        Properties((!list.is_empty()).then(|| {
+            Arc::new(Shared {
+                list,
+                answer_json: OnceLock::new(),
+            })
+        }))
     }
 
-    /// The list to change: copied first if another entity shares it.
+    /// The list to change: copied first if another entity shares it. Its answer
+    /// JSON, if made, is dropped: the change is about to make it stale.
     pub(crate) fn make_mut(&mut self) -> &mut Vec<Property> {
-        Arc::make_mut(self.0.get_or_insert_with(Arc::default))
+        let shared = Arc::make_mut(self.0.get_or_insert_with(Arc::default));
+        shared.answer_json.take();
+        &mut shared.list
+    }
+
+    /// The list's JSON members as `encode` writes them, made by the first call and
+    /// kept with the list (every entity sharing it, and every later read of a
+    /// stored one, gets the same bytes); empty for an empty list. Only one encoding
+    /// is kept: every caller must pass the same `encode`.
+    pub(crate) fn answer_json(&self, encode: impl FnOnce(&[Property], &mut Vec<u8>)) -> &[u8] {
+        let Some(shared) = self.0.as_deref() else {
+            return &[];
+        };
+        shared.answer_json.get_or_init(|| {
+            let mut out = Vec::new();
+            encode(&shared.list, &mut out);
+            out.into_boxed_slice()
+        })
     }
 
     /// The list moved out (empty left behind), to take values from.
     pub(crate) fn take(&mut self) -> TakenProperties {
         TakenProperties(match self.0.take().map(Arc::try_unwrap) {
             None => Taken::Owned(Vec::new()),
-            Some(Ok(owned)) => Taken::Owned(owned),
+            Some(Ok(owned)) => Taken::Owned(owned.list),
             Some(Err(shared)) => Taken::Shared(shared),
         })
     }
@@ -47,7 +102,7 @@ impl Properties {
     pub(crate) fn into_vec(mut self) -> Vec<Property> {
         match self.take().0 {
             Taken::Owned(owned) => owned,
-            Taken::Shared(shared) => shared.to_vec(),
+            Taken::Shared(shared) => shared.list.to_vec(),
         }
     }
 }
@@ -68,7 +123,7 @@ pub struct TakenProperties(Taken);
 #[derive(Debug)]
 enum Taken {
     Owned(Vec<Property>),
-    Shared(Arc<Vec<Property>>),
+    Shared(Arc<Shared>),
 }
 
 impl TakenProperties {
@@ -76,7 +131,7 @@ impl TakenProperties {
     pub fn iter_mut(&mut self) -> impl Iterator<Item = TakenProperty<'_>> {
         let (owned, shared) = match &mut self.0 {
             Taken::Owned(list) => (Some(list.iter_mut().map(TakenProperty::Owned)), None),
-            Taken::Shared(list) => (None, Some(list.iter().map(TakenProperty::Shared))),
+            Taken::Shared(shared) => (None, Some(shared.list.iter().map(TakenProperty::Shared))),
         };
         owned
             .into_iter()

@@ -265,6 +265,11 @@ fn entity_members(
         out.push(b',');
     };
     match select {
+        // The members with their annotations are the same for every level that has
+        // annotations: written once per stored version of a row, then copied.
+        None if metadata != Metadata::None => {
+            out.extend_from_slice(entity.answer_json(annotated_members));
+        }
         None => {
             for (name, value) in entity.properties() {
                 property(out, name, Some(value));
@@ -282,6 +287,15 @@ fn entity_members(
     // projection selected nothing the entity has).
     if out.len() >= start && out.last() == Some(&b',') {
         out.pop();
+    }
+}
+
+/// Each property as an answer with annotations writes it (minimal and full
+/// metadata), followed by a comma.
+fn annotated_members(list: &[(std::sync::Arc<str>, Value)], out: &mut Vec<u8>) {
+    for (name, value) in list {
+        push_property(out, name, value, annotation_of(value));
+        out.push(b',');
     }
 }
 

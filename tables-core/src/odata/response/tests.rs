@@ -197,3 +197,41 @@ fn projections_write_the_selected_properties_only() {
     encode_selected_entity(&sample(), Some(&none), Metadata::None, &here(), &mut body);
     assert_eq!(body, br#"{"Missing":null}"#);
 }
+
+/// The answer JSON a row keeps is written once per version: a clone shares it, and
+/// any change, to a clone or in place, is seen by the next answer.
+#[test]
+fn a_row_answers_from_its_kept_json_until_it_changes() {
+    let answer = |entity: &DynamicEntity| {
+        let mut body = Vec::new();
+        encode_entity(entity, Metadata::Minimal, &here(), &mut body);
+        decode_entity(&body).unwrap()
+    };
+    let stored = sample();
+    assert_eq!(answer(&stored), sample());
+    let kept = stored.answer_json(annotated_members);
+    let reader = stored.clone();
+    assert!(std::ptr::eq(kept, reader.answer_json(annotated_members)));
+    assert_eq!(answer(&reader), sample());
+
+    // A clone that changes gets its own list; the stored row keeps its answer.
+    let mut changed = reader.clone();
+    changed.insert("S", "changed");
+    assert_eq!(answer(&changed).get("S"), Some(&Value::from("changed")));
+    assert_eq!(answer(&stored), sample());
+
+    // A row that owns its list alone, changed in place after an answer.
+    let mut owned = sample();
+    assert_eq!(answer(&owned), sample());
+    owned.insert("I", 7);
+    owned.remove("B");
+    owned.retain(|name, _| name != "G");
+    let read = answer(&owned);
+    assert_eq!(read.get("I"), Some(&Value::Int32(7)));
+    assert!(read.get("B").is_none() && read.get("G").is_none());
+
+    // No metadata: no annotations, so never the kept JSON.
+    let mut body = Vec::new();
+    encode_entity(&stored, Metadata::None, &here(), &mut body);
+    assert!(!String::from_utf8(body).unwrap().contains("odata.type"));
+}
