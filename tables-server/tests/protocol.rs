@@ -154,14 +154,19 @@ impl Wire {
     }
 }
 
-/// The status, the error code header and the JSON body's code.
-async fn failure(response: Response) -> (u16, String, String) {
-    let status = response.status().as_u16();
-    let header = response
+/// The `x-ms-error-code` header, empty if absent.
+fn error_code_header(response: &Response) -> String {
+    response
         .headers()
         .get("x-ms-error-code")
         .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The status, the error code header and the JSON body's code.
+async fn failure(response: Response) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let header = error_code_header(&response);
     let body: Json = response.json().await.unwrap();
     let code = body["odata.error"]["code"]
         .as_str()
@@ -753,13 +758,7 @@ fn account_sas(fields: AccountSasFields<'_>) -> String {
 /// The status and error code of an answer in either format (JSON, or XML for the
 /// XML APIs).
 async fn code_of(response: Response) -> (u16, String) {
-    let status = response.status().as_u16();
-    let header = response
-        .headers()
-        .get("x-ms-error-code")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    (status, header)
+    (response.status().as_u16(), error_code_header(&response))
 }
 
 const SAS_EXPIRY: &str = "2099-01-01T00:00:00Z";
@@ -1226,11 +1225,7 @@ async fn stored_access_policies_and_the_xml_apis() {
 /// The status, the error code header and the XML body of a refusal.
 async fn xml_failure(response: Response) -> (u16, String, String) {
     let status = response.status().as_u16();
-    let header = response
-        .headers()
-        .get("x-ms-error-code")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
+    let header = error_code_header(&response);
     (status, header, response.text().await.unwrap())
 }
 
