@@ -7,6 +7,9 @@
 //! - `wide`: nine properties, four with type annotations (Int64, DateTime, Guid,
 //!   Binary), a string that needs escaping.
 //!
+//! `decode_page/*` is the client's side: the remote engine reading the same page
+//! into entities.
+//!
 //! Run: `cargo bench -p tables-core --bench answer_encoding`.
 
 #![allow(missing_docs)]
@@ -14,6 +17,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use tables_core::odata::decode_entity_page;
 use tables_core::odata::response::{encode_entity_page, Metadata, Resource};
 use tables_core::{DateTime, DynamicEntity, ETag};
 
@@ -80,6 +84,18 @@ fn bench_pages(c: &mut Criterion) {
                 encode_entity_page(&page, None, Metadata::Minimal, &here, &mut out);
                 black_box(out.len())
             })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("decode_page");
+    group.throughput(Throughput::Elements(ROWS as u64));
+    for (name, row) in rows {
+        let store: Vec<DynamicEntity> = (0..ROWS).map(row).collect();
+        let mut body = Vec::new();
+        encode_entity_page(&store, None, Metadata::Minimal, &here, &mut body);
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(decode_entity_page(&body).map(|page| page.len())))
         });
     }
     group.finish();
