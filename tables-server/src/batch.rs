@@ -15,7 +15,7 @@ use tables_core::{Engine, WriteOp};
 use crate::entities::{allow_write, inserted_entity, inserted_json, not_found, write_op};
 use crate::handle::Call;
 use crate::reply::{Failure, Reply};
-use crate::request::Request;
+use crate::request::{Request, SECONDARY_SUFFIX};
 use crate::tables::prefers_no_content;
 
 /// The largest `$batch` body the service accepts.
@@ -288,7 +288,7 @@ fn sub_request_path(url: &str, account: &str) -> Option<String> {
     };
     let path = path.split('?').next().unwrap_or_default();
     let path = path.strip_prefix('/').unwrap_or(path);
-    for prefix in [account.to_owned(), format!("{account}-secondary")] {
+    for prefix in [account.to_owned(), format!("{account}{SECONDARY_SUFFIX}")] {
         if let Some(rest) = path.strip_prefix(prefix.as_str()) {
             if let Some(rest) = rest.strip_prefix('/') {
                 return Some(rest.to_owned());

@@ -117,10 +117,13 @@ impl Request {
     }
 }
 
+/// What follows an account's name to address its secondary location.
+pub(crate) const SECONDARY_SUFFIX: &str = "-secondary";
+
 /// The account a host label or path segment names, and whether it names the
 /// account's secondary location (`<account>-secondary`).
 fn without_secondary(name: &str) -> (&str, bool) {
-    match name.strip_suffix("-secondary") {
+    match name.strip_suffix(SECONDARY_SUFFIX) {
         Some(account) => (account, true),
         None => (name, false),
     }

@@ -130,6 +130,11 @@ fn op_strategy() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// One case: a sequence of 1 to 39 operations.
+fn sequences() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(op_strategy(), 1..40)
+}
+
 type Key = (Vec<u16>, Vec<u16>);
 /// A query result row: keys and sorted properties.
 type Listed = (String, String, Vec<(String, Value)>);
@@ -466,7 +471,7 @@ proptest! {
     fn the_mem_engine_agrees_with_the_model(
         page_size in 1..4u32,
         break_at_partition_boundaries in any::<bool>(),
-        ops in prop::collection::vec(op_strategy(), 1..40),
+        ops in sequences(),
     ) {
         let options = MemOptions::default()
             .with_page_size(page_size)
@@ -478,20 +483,16 @@ proptest! {
     #[test]
     fn the_prefixed_mem_engine_agrees_with_the_model(
         page_size in 1..4u32,
-        ops in prop::collection::vec(op_strategy(), 1..40),
+        ops in sequences(),
     ) {
         let engine = MemEngine::with_options(MemOptions::default().with_page_size(page_size));
         run(&PrefixedEngine::new(engine, "stg").unwrap(), page_size, &ops)?;
     }
-}
 
-proptest! {
-    // Fewer cases: each operation is a request (the queries' `$top` of one to
-    // three still makes pages of one to three entities).
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
-
+    /// Through the remote engine on `tables-server` (the queries' `$top` of one to
+    /// three still makes pages of one to three entities).
     #[test]
-    fn the_server_agrees_with_the_model(ops in prop::collection::vec(op_strategy(), 1..40)) {
+    fn the_server_agrees_with_the_model(ops in sequences()) {
         run(&tables_tests::server::engine(), 1000, &ops)?;
     }
 }
@@ -506,7 +507,7 @@ fn azurite_agrees_with_the_model() {
         cases: 64,
         ..ProptestConfig::default()
     });
-    let result = runner.run(&prop::collection::vec(op_strategy(), 1..40), |ops| {
+    let result = runner.run(&sequences(), |ops| {
         // An engine per case: its connections belong to the case's runtime.
         run(&tables_tests::azurite::engine(&url), 1000, &ops)
     });

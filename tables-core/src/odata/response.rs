@@ -260,9 +260,7 @@ fn entity_members(
             out.extend_from_slice(b"null,");
             return;
         };
-        let annotation = annotation_of(value).filter(|_| metadata != Metadata::None);
-        push_property(out, name, value, annotation);
-        out.push(b',');
+        push_member(out, name, value, metadata != Metadata::None);
     };
     match select {
         // The members with their annotations are the same for every level that has
@@ -292,11 +290,17 @@ fn entity_members(
 
 /// Each property as an answer with annotations writes it (minimal and full
 /// metadata), followed by a comma.
-fn annotated_members(list: &[(std::sync::Arc<str>, Value)], out: &mut Vec<u8>) {
+fn annotated_members(list: &[crate::properties::Property], out: &mut Vec<u8>) {
     for (name, value) in list {
-        push_property(out, name, value, annotation_of(value));
-        out.push(b',');
+        push_member(out, name, value, true);
     }
+}
+
+/// One property member and a comma; `annotated`: with its type annotation where
+/// a reader can't infer the type.
+fn push_member(out: &mut Vec<u8>, name: &str, value: &Value, annotated: bool) {
+    push_property(out, name, value, annotation_of(value).filter(|_| annotated));
+    out.push(b',');
 }
 
 fn etag_member(entity: &DynamicEntity, out: &mut Vec<u8>) {
