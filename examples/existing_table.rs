@@ -10,6 +10,10 @@
 //! enum stored as Int32 the way .NET stores it, columns this program has never heard
 //! of) is read through derived types, updated under ETags, and written back with
 //! every unknown column kept.
+//!
+//! Then orders the official JS and Python SDKs wrote (`existing_table/orders.rs`):
+//! one column holds Int32, Int64 and Double values, and every typed filter returns
+//! exactly the rows whose value, as the field reads it, satisfies it.
 #![allow(clippy::print_stdout)]
 
 use std::collections::BTreeMap;
@@ -19,6 +23,9 @@ use tables_client::{
     Value, WriteOp,
 };
 use tables_examples::{ensure, raw_rows, BoxResult, Example};
+
+#[path = "existing_table/orders.rs"]
+mod orders;
 
 const TABLE: &str = "Staff";
 
@@ -188,6 +195,24 @@ async fn existing_table(example: Example) -> BoxResult<()> {
     ensure(
         row.get("Type") == Some(&Value::from("Department")),
         "the Type column is written",
+    )?;
+
+    // 5. Orders the JS and Python SDKs wrote: Items as Int32 and Int64, Total as
+    //    Int32, Int64 and Double. Typed filters match every row the fields read.
+    service.create_table(orders::ORDERS_TABLE).await?;
+    for row in orders::parse_rows(orders::FIXTURE)? {
+        service
+            .engine()
+            .write(orders::ORDERS_TABLE, &WriteOp::Insert(row))
+            .await?;
+    }
+    let checked = orders::typed_filters_match_the_reader(&service, orders::ORDERS_TABLE).await?;
+    for line in &checked {
+        println!("5. {line}");
+    }
+    ensure(
+        checked.len() == 10,
+        "every typed filter returns exactly the rows its field reads and satisfies",
     )?;
     Ok(())
 }

@@ -137,7 +137,8 @@ async fn quickstart(example: Example) -> BoxResult<()> {
     )?;
 
     // 5. Paging: one page at a time, with a token that can be stored as text and
-    //    resumed later (by another process, even).
+    //    resumed later (by another process, even). The last page's token is an end
+    //    token: resumed, it gives nothing more, never the first page again.
     println!("\n5. Paging through the whole table, 2 employees per page:");
     let (mut token, mut page_number, mut seen): (Option<PageToken>, u32, usize) = (None, 0, 0);
     loop {
@@ -145,16 +146,13 @@ async fn quickstart(example: Example) -> BoxResult<()> {
         page_number += 1;
         seen += page.items.len();
         let names: Vec<String> = page.items.iter().map(|v| name_of(&v.value)).collect();
-        let next = page.next.as_ref().map(ToString::to_string);
-        println!(
-            "   page {page_number}: {names:?}, next token {}",
-            next.as_deref().unwrap_or("none (last page)")
-        );
         // Round-trip the token through its text form, as a web app would.
-        token = next.map(|text| text.parse()).transpose()?;
-        if token.is_none() {
+        let next = page.next.to_string();
+        println!("   page {page_number}: {names:?}, next token {next}");
+        if page.is_last() {
             break;
         }
+        token = Some(next.parse()?);
     }
     ensure(
         seen == EMPLOYEES.len(),

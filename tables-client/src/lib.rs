@@ -56,9 +56,9 @@ pub use table::{Table, Versioned};
 pub use tables_core::{
     col, validate_batch, validate_select, AuthHint, CmpOp, Column, Contains, ContinuationToken,
     DateTime, DynamicEntity, ETag, EdmType, Engine, Entity, EntityKey, EntityUnion, Error,
-    ErrorKind, Filter, IfMatch, IndexKey, Key, KeyOf, KeyRange, LayerReconcileReport,
+    ErrorKind, Filter, FilterFor, IfMatch, IndexKey, Key, KeyOf, KeyRange, LayerReconcileReport,
     ListTablesOptions, Origin, Page, PendingUpkeep, Property, QueryPlan, QuerySpec, Result, Row,
-    TablePage, TypedColumn, UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome,
+    TablePage, TypedColumn, TypedFilter, UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome,
     MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
 };
 pub use tables_core::{error_code, filter, key, size};
@@ -77,10 +77,11 @@ pub mod model {
         Contains, CopyIndex, CopyIndexKeyOf, EncryptedColumn, EncryptedFieldsCannotBeFiltered,
         Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind,
         IndexOf, IndexSchema, Key, KeyDate, KeyInt, KeyOf, KeyRange, KeyText, KeyTime, ListIndex,
-        ListIndexKeyOf, Operand, OtherProperties, PartitionOf, Property, PropertySchema, Row,
-        RowRole, SeriesColumn, StoredAs, Tag, TagValue, TypedColumn, ENTITY_TYPE_PROPERTY,
-        ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK, PRIMARY_PARTITION_KEY_PROPERTY,
-        PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
+        ListIndexKeyOf, Operand, OtherProperties, PartitionOf, Property, PropertySchema, Reads,
+        Row, RowRole, SeriesColumn, StoredAs, Tag, TagValue, TextRange, TypedColumn, TypedFilter,
+        ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK,
+        PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES,
+        SYSTEM_ROW_MARK,
     };
 }
 

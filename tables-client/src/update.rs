@@ -79,12 +79,12 @@ impl Patch {
 
     /// Sets `column`'s property to `value` (a later `set` or `remove` of the same
     /// column wins).
-    pub fn set<V>(mut self, column: TypedColumn<V>, value: impl Operand<V>) -> Patch {
+    pub fn set<E, V>(mut self, column: TypedColumn<E, V>, value: impl Operand<V>) -> Patch {
         let name = column.name();
         self.forget(name);
         match value.into_operand() {
-            Some(value) => self.sets.push((name, value)),
-            None => {
+            Ok(Some(value)) => self.sets.push((name, value)),
+            Ok(None) | Err(_) => {
                 self.unstorable.get_or_insert(name);
             }
         }
@@ -92,7 +92,7 @@ impl Patch {
     }
 
     /// Removes `column`'s property from the stored row.
-    pub fn remove<V>(mut self, column: TypedColumn<V>) -> Patch {
+    pub fn remove<E, V>(mut self, column: TypedColumn<E, V>) -> Patch {
         let name = column.name();
         self.forget(name);
         self.removes.push(name);
@@ -101,9 +101,9 @@ impl Patch {
 
     /// Sets `column` to the value in `Some`, removes it for `None`: the explicit
     /// form of an `Option` field's update.
-    pub fn set_or_remove<V, O: Operand<V>>(
+    pub fn set_or_remove<E, V, O: Operand<V>>(
         self,
-        column: TypedColumn<V>,
+        column: TypedColumn<E, V>,
         value: Option<O>,
     ) -> Patch {
         match value {
@@ -238,7 +238,7 @@ impl<T: Row> Table<T> {
     pub fn set_point<V>(
         &self,
         key: impl KeyOf<T>,
-        series: SeriesColumn<V>,
+        series: SeriesColumn<T, V>,
         index: usize,
         value: impl Operand<V>,
         if_match: IfMatch,
@@ -497,7 +497,7 @@ fn encode_over<T: Row>(value: &T, stored: DynamicEntity) -> Result<DynamicEntity
 
 fn overlay<T: Row>(encoded: &DynamicEntity, mut stored: DynamicEntity) -> DynamicEntity {
     let schemas = T::schemas();
-    let schema: Option<&EntitySchema> = schemas.iter().copied().find(|s| s.is_tagged(encoded));
+    let schema: Option<&EntitySchema> = tables_core::model::schema_of(&schemas, encoded);
     if schema.map_or(true, |s| s.other_properties) {
         let mut row = encoded.clone();
         row.etag = None;

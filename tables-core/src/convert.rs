@@ -7,8 +7,9 @@
 //!
 //! Out of a `Value` (`TryFrom<&Value>` and `TryFrom<Value>`): the Edm type must match
 //! and the number must fit. Integers accept `Int32` or `Int64` when the value is in
-//! range (an `Int32` of -1 is not a `u32`); `f64` and `f32` accept `Double` or
-//! `Int32`; errors are [`ErrorKind::InvalidValue`] naming the expected and actual type.
+//! range (an `Int32` of -1 is not a `u32`); `f64` and `f32` accept `Double`,
+//! `Int32`, and `Int64` within ±2^53 (the integers a double holds exactly); errors
+//! are [`ErrorKind::InvalidValue`] naming the expected and actual type.
 //!
 //! ```
 //! use tables_core::{ErrorKind, Value};
@@ -155,15 +156,34 @@ impl TryFrom<&Value> for i64 {
     }
 }
 
+/// The largest integer magnitude every `f64` holds exactly.
+const EXACT_IN_DOUBLE: i64 = 1 << 53;
+
+/// A number as a double: exactly, or an error (an Int64 beyond ±2^53).
+fn exact_double(target: &str, value: &Value) -> Result<f64> {
+    match value {
+        Value::Double(v) => Ok(*v),
+        Value::Int32(v) => Ok(f64::from(*v)),
+        Value::Int64(v) if (-EXACT_IN_DOUBLE..=EXACT_IN_DOUBLE).contains(v) => {
+            // Exact: within ±2^53 every integer is a double.
+            Ok(*v as f64)
+        }
+        Value::Int64(v) => Err(Error::new(
+            ErrorKind::InvalidValue,
+            format!(
+                "the Edm.Int64 value {v} has no exact {target} (beyond ±2^53 a double skips integers); \
+                 read it into an i64 field"
+            ),
+        )),
+        other => Err(mismatch(target, "Edm.Double, Edm.Int32 or Edm.Int64", other)),
+    }
+}
+
 impl TryFrom<&Value> for f64 {
     type Error = Error;
 
     fn try_from(value: &Value) -> Result<f64> {
-        match value {
-            Value::Double(v) => Ok(*v),
-            Value::Int32(v) => Ok(f64::from(*v)),
-            other => Err(mismatch("f64", "Edm.Double or Edm.Int32", other)),
-        }
+        exact_double("f64", value)
     }
 }
 
@@ -177,11 +197,7 @@ impl TryFrom<&Value> for f32 {
     /// [`ErrorKind::InvalidValue`] for other types, and for finite values beyond
     /// `f32::MAX` in magnitude.
     fn try_from(value: &Value) -> Result<f32> {
-        let wide = match value {
-            Value::Double(v) => *v,
-            Value::Int32(v) => f64::from(*v),
-            other => return Err(mismatch("f32", "Edm.Double or Edm.Int32", other)),
-        };
+        let wide = exact_double("f32", value)?;
         // Narrowing rounds to nearest; only overflow to infinity is refused.
         let narrow = wide as f32;
         if wide.is_finite() && narrow.is_infinite() {
@@ -370,8 +386,17 @@ mod tests {
             kind(String::try_from(&Value::Int32(1))),
             ErrorKind::InvalidValue
         );
+        assert_eq!(f64::try_from(&Value::Int64(1)).unwrap(), 1.0);
         assert_eq!(
-            kind(f64::try_from(&Value::Int64(1))),
+            f64::try_from(&Value::Int64(1 << 53)).unwrap(),
+            9_007_199_254_740_992.0
+        );
+        assert_eq!(
+            kind(f64::try_from(&Value::Int64((1 << 53) + 1))),
+            ErrorKind::InvalidValue
+        );
+        assert_eq!(
+            kind(f32::try_from(&Value::Int64(-(1 << 53) - 1))),
             ErrorKind::InvalidValue
         );
         assert_eq!(

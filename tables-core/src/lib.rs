@@ -34,9 +34,10 @@ pub use engine::{Engine, LayerReconcileReport};
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::code as error_code;
 pub use error::{AuthHint, Error, ErrorKind, Origin, Result, UniqueViolation};
-pub use filter::{col, CmpOp, Column, Filter, QueryPlan};
+pub use filter::{col, CmpOp, Column, Filter, FilterDialect, QueryPlan, ReadComparison};
 pub use model::{
-    Contains, Entity, EntityUnion, IndexKey, Key, KeyOf, KeyRange, Property, Row, TypedColumn,
+    Contains, Entity, EntityUnion, FilterFor, IndexKey, Key, KeyOf, KeyRange, Property, Row,
+    TypedColumn, TypedFilter,
 };
 pub use query::{
     validate_select, ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage,
@@ -54,12 +55,14 @@ pub mod __private {
     pub use crate::blob::{lazy_blob_encoded, lazy_blob_slot};
     pub use crate::model::__private::*;
     pub use crate::model::{
-        Contains, CopyIndex, EncryptedColumn, Entity, EntitySchema, EntityUnion, Filterable,
-        IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate, KeyInt,
-        KeyRange, KeyText, KeyTime, ListIndex, OtherProperties, Property, PropertySchema, Row,
-        SeriesColumn, StoredAs, Tag, TagValue, TypedColumn,
+        Contains, CopyIndex, EncryptedColumn, Entity, EntitySchema, EntityUnion, FilterFor,
+        Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate,
+        KeyInt, KeyRange, KeyText, KeyTime, ListIndex, OtherProperties, Property, PropertySchema,
+        Reads, Row, SeriesColumn, StoredAs, Tag, TagValue, TextRange, TypedColumn, TypedFilter,
     };
-    pub use crate::{DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Result, Value};
+    pub use crate::{
+        DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Filter, Result, Value,
+    };
     pub use async_trait::async_trait;
     pub use serde_json;
     pub use std::ops::{Bound, RangeBounds};

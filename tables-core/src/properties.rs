@@ -127,6 +127,15 @@ enum Taken {
 }
 
 impl TakenProperties {
+    /// The properties' names (every one, taken or not).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        let list: &[Property] = match &self.0 {
+            Taken::Owned(list) => list,
+            Taken::Shared(shared) => &shared.list,
+        };
+        list.iter().map(|(name, _)| &**name)
+    }
+
     /// Each property, once.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = TakenProperty<'_>> {
         let (owned, shared) = match &mut self.0 {

@@ -45,7 +45,8 @@ impl QuerySpec {
 
     /// Sets `$filter`.
     #[must_use]
-    pub fn filter(mut self, filter: Filter) -> QuerySpec {
+    pub fn filter(mut self, filter: impl Into<Filter>) -> QuerySpec {
+        let filter = filter.into();
         self.filter = Some(filter);
         self
     }

@@ -300,6 +300,7 @@ pub fn names_only_keys(filter: &Filter) -> bool {
         Filter::Not(inner) => names_only_keys(inner),
         Filter::Literal(_) => true,
         Filter::Unchecked(_) => false,
+        Filter::Read(read) => read.property() == PARTITION_KEY || read.property() == ROW_KEY,
     }
 }
 
@@ -316,6 +317,11 @@ pub fn filter_properties(filter: &Filter, out: &mut Vec<String>) {
             filter_properties(b, out);
         }
         Filter::Not(inner) => filter_properties(inner, out),
+        Filter::Read(read) => {
+            if !out.iter().any(|known| known == read.property()) {
+                out.push(read.property().to_owned());
+            }
+        }
         Filter::Literal(_) | Filter::Unchecked(_) => {}
     }
 }

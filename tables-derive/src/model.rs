@@ -280,6 +280,9 @@ pub(crate) enum KeyForm {
     Ticks,
     /// `{field:rticks}`: 19-digit reverse ticks, newest first (trait `KeyTime`).
     ReverseTicks,
+    /// `{field:iso(N)}`: ISO 8601 UTC text with N fractional digits, oldest first
+    /// (trait `KeyTime`).
+    Iso(u8),
     /// `{field}` on a calendar date: `yyyy-MM-dd` (trait `KeyDate`).
     Date,
     /// `{field:shard(N)}` on text: the field's stable hash bucket, 0 to N-1,
@@ -298,6 +301,8 @@ impl KeyForm {
             KeyForm::Padded(n) => Some(n),
             KeyForm::Signed => Some(20),
             KeyForm::Ticks | KeyForm::ReverseTicks => Some(19),
+            KeyForm::Iso(0) => Some(20),
+            KeyForm::Iso(digits) => Some(21 + usize::from(digits)),
             KeyForm::Date => Some(10),
             KeyForm::Shard(buckets) => Some(shard_width(buckets)),
         }
@@ -403,6 +408,13 @@ mod tests {
             Some(key::TICKS_KEY_WIDTH)
         );
         assert_eq!(KeyForm::Date.fixed_width(), Some(key::DATE_KEY_WIDTH));
+        for digits in 0..=key::MAX_ISO_DIGITS {
+            assert_eq!(
+                KeyForm::Iso(digits).fixed_width(),
+                Some(key::iso_key_width(digits))
+            );
+        }
+        assert_eq!(crate::attr::template::MAX_ISO_DIGITS, key::MAX_ISO_DIGITS);
         assert_eq!(crate::attr::template::MAX_WIDTH, key::MAX_PADDED_WIDTH);
     }
 }

@@ -167,39 +167,98 @@ pub async fn filter_binary(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
 }
 
 /// A literal of one Edm type never matches a property of another: no coercion
-/// between Int32, Int64, Double and String.
+/// between Int32, Int64, Double and String; across types only `ne` holds, and an
+/// absent property matches nothing (docs/protocol.md §6.1). Every cell of that
+/// table, on every engine that follows Azure.
 pub async fn filter_types_are_strict(engine: &dyn Engine, ctx: &Ctx) -> Result<()> {
     if !ctx.capabilities().strict_filter_typing {
         return Ok(());
     }
     let table = ctx.create_table(engine).await?;
     let rows = [
-        ("dbl", Value::Double(5.0)),
-        ("i32", Value::Int32(5)),
-        ("i64", Value::Int64(5)),
-        ("str", s("5")),
+        ("d5", Some(Value::Double(5.0))),
+        ("d55", Some(Value::Double(5.5))),
+        ("i32", Some(Value::Int32(5))),
+        ("i64", Some(Value::Int64(5))),
+        ("none", None),
+        ("s", Some(s("5"))),
     ];
     for (rk, v) in rows {
-        let e = DynamicEntity::new("p", rk).with("N", v);
+        let mut e = DynamicEntity::new("p", rk).with("Other", 1);
+        if let Some(v) = v {
+            e = e.with("N", v);
+        }
         engine.write(&table, &WriteOp::Insert(e)).await?;
     }
     let n = col("N");
-    let cases: [(Filter, &[&str]); 7] = [
-        (n.eq(Value::Int32(5)), &["i32"]),
-        (n.eq(Value::Int64(5)), &["i64"]),
-        (n.eq(Value::Double(5.0)), &["dbl"]),
-        (n.eq(s("5")), &["str"]),
-        (n.gt(Value::Int32(4)), &["i32"]),
-        (n.lt(Value::Int64(6)), &["i64"]),
-        (n.ge(Value::Double(4.5)), &["dbl"]),
+    // For each constant: the rows matching eq, ne, gt, ge, lt, le.
+    let table_of_cells: [(Value, [&[&str]; 6]); 5] = [
+        (
+            Value::Int32(5),
+            [
+                &["i32"],
+                &["d5", "d55", "i64", "s"],
+                &[],
+                &["i32"],
+                &[],
+                &["i32"],
+            ],
+        ),
+        (
+            Value::Int64(5),
+            [
+                &["i64"],
+                &["d5", "d55", "i32", "s"],
+                &[],
+                &["i64"],
+                &[],
+                &["i64"],
+            ],
+        ),
+        (
+            Value::Double(5.0),
+            [
+                &["d5"],
+                &["d55", "i32", "i64", "s"],
+                &["d55"],
+                &["d5", "d55"],
+                &[],
+                &["d5"],
+            ],
+        ),
+        (
+            s("5"),
+            [
+                &["s"],
+                &["d5", "d55", "i32", "i64"],
+                &[],
+                &["s"],
+                &[],
+                &["s"],
+            ],
+        ),
+        (
+            Value::Int32(6),
+            [
+                &[],
+                &["d5", "d55", "i32", "i64", "s"],
+                &[],
+                &[],
+                &["i32"],
+                &["i32"],
+            ],
+        ),
     ];
-    for (filter, expected) in cases {
-        let what = format!("{filter:?}");
-        same(
-            row_keys_matching(engine, &table, filter).await?,
-            expected,
-            &what,
-        );
+    for (constant, expected) in table_of_cells {
+        for (op, expected) in CmpOp::ALL.into_iter().zip(expected) {
+            let filter = n.compare(op, constant.clone());
+            let what = format!("N {} {constant:?}", op.keyword());
+            same(
+                row_keys_matching(engine, &table, filter).await?,
+                expected,
+                &what,
+            );
+        }
     }
     Ok(())
 }

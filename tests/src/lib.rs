@@ -99,7 +99,7 @@ mod prelude {
     pub(crate) use crate::harness::Ctx;
     pub(crate) use crate::read::*;
     pub(crate) use tables_core::{
-        col, Column, ContinuationToken, DateTime, DynamicEntity, ETag, Engine, EntityKey,
+        col, CmpOp, Column, ContinuationToken, DateTime, DynamicEntity, ETag, Engine, EntityKey,
         ErrorKind, Filter, IfMatch, ListTablesOptions, Origin, QuerySpec, Result, Value, WriteOp,
         MAX_BATCH_OPERATIONS,
     };

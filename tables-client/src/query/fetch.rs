@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use tables_core::model::{row_role, RowRole};
+use tables_core::model::{row_role, schema_of, EntitySchema, RowRole, Tag};
 use tables_core::{
     ContinuationToken, DynamicEntity, Engine, Error, ErrorKind, QuerySpec, Result, Row,
 };
@@ -26,6 +26,10 @@ pub(crate) struct Fetcher<T> {
     /// Items `take(n)` still allows; `None` without `take`.
     remaining: Option<usize>,
     done: bool,
+    /// The types whose rows the query reads, when the service can't tell them apart
+    /// (an untagged type takes any row but those another kind's tag marks): rows
+    /// none of them takes are skipped. `None` when the service's filter selects them.
+    told_apart_here: Option<Vec<&'static EntitySchema>>,
     _rows: PhantomData<fn() -> T>,
 }
 
@@ -45,6 +49,13 @@ impl<T: Row> Fetcher<T> {
             page_size,
             remaining,
             done: remaining == Some(0),
+            told_apart_here: T::KINDS.and_then(|_| {
+                let schemas = T::schemas();
+                schemas
+                    .iter()
+                    .any(|s| s.tag == Tag::Untagged)
+                    .then_some(schemas)
+            }),
             _rows: PhantomData,
         }
     }
@@ -94,7 +105,11 @@ impl<T: Row> Fetcher<T> {
                 // An engine that returned more than `$top`: `take` still holds.
                 break;
             }
-            if is_primary(&row) {
+            let taken = match &self.told_apart_here {
+                Some(schemas) => schema_of(schemas, &row).is_some(),
+                None => is_primary(&row),
+            };
+            if taken {
                 items.push(decode(row));
             }
         }

@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use futures::Stream;
 use tables_core::model::{rows_filter, KeyRange};
-use tables_core::{Error, ErrorKind, Filter, QueryPlan, QuerySpec, Result, Row, MAX_PAGE_SIZE};
+use tables_core::{
+    Error, ErrorKind, Filter, FilterFor, QueryPlan, QuerySpec, Result, Row, MAX_PAGE_SIZE,
+};
 
 use crate::service::TableServiceClient;
 use crate::table::{Table, Versioned};
@@ -146,8 +148,22 @@ pub struct TypedPage<T> {
     /// size's worth of items unless it is the last (or `take` ends it); the last
     /// page may be empty.
     pub items: Vec<Versioned<T>>,
+    /// Where the next page starts; on the last page an end token
+    /// ([`PageToken::is_end`]), which [`Query::page`] answers with an empty last
+    /// page, never by starting again.
+    pub next: PageToken,
+}
+
+impl<T> TypedPage<T> {
+    /// Whether this is the query's last page (its `next` is an end token).
+    pub fn is_last(&self) -> bool {
+        self.next.is_end()
+    }
+
     /// The token for the next page; `None` on the last page.
-    pub next: Option<PageToken>,
+    pub fn next_token(&self) -> Option<&PageToken> {
+        (!self.next.is_end()).then_some(&self.next)
+    }
 }
 
 /// A query checked and ready to run.
@@ -216,10 +232,15 @@ impl<T: Row> Query<T> {
         self
     }
 
-    /// Only rows matching `filter` (typed columns: `Employee::AGE.gt(30)`), ANDed with
-    /// the other parts and earlier filters.
+    /// Only rows matching `filter`, ANDed with the other parts and earlier filters:
+    /// `T`'s typed columns (`Employee::AGE.gt(30)`; for a union, a variant's), which
+    /// match every row their field reads (an integer column also matches the other
+    /// integer type, a float column whole numbers stored as integers), or an untyped
+    /// [`Filter`] on stored property names. A column of another type does not
+    /// compile.
     #[must_use]
-    pub fn filter(mut self, filter: Filter) -> Self {
+    pub fn filter(mut self, filter: impl FilterFor<T>) -> Self {
+        let filter = filter.into_filter();
         self.filter = Some(match self.filter.take() {
             Some(earlier) => earlier.and(filter),
             None => filter,
@@ -384,7 +405,40 @@ impl<T: Row> Query<T> {
 
     /// One page: the first (`token` `None`) or the one `token` starts, with the token
     /// of the next. The page is filled to the page size (several requests if the
-    /// service returns short pages) unless the query ends first.
+    /// service returns short pages) unless the query ends first. The last page's
+    /// token is an end token: passed back, it gives an empty last page again.
+    ///
+    /// ```
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{list}", row_key = "{item}")]
+    /// pub struct Todo { pub list: String, pub item: String }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// let todos = service.table::<Todo>("Todos");
+    /// todos.create().await?;
+    /// for item in ["a", "b", "c"] {
+    ///     todos.insert(&Todo { list: "home".into(), item: item.into() }).await?;
+    /// }
+    /// let query = todos.query().partition("home").page_size(2);
+    /// let mut token = None;
+    /// let mut seen = 0;
+    /// loop {
+    ///     let page = query.clone().page(token.as_ref()).await?;
+    ///     seen += page.items.len();
+    ///     if page.is_last() {
+    ///         // Resuming from the end token gives nothing more, never page one again.
+    ///         assert!(query.clone().page(Some(&page.next)).await?.items.is_empty());
+    ///         break;
+    ///     }
+    ///     token = Some(page.next);
+    /// }
+    /// assert_eq!(seen, 3);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -401,7 +455,14 @@ impl<T: Row> Query<T> {
         let (taken, continuation) = match token {
             Some(token) => {
                 token.check(prepared.fingerprint)?;
-                (token.items_before(), Some(token.continuation().clone()))
+                let Some(continuation) = token.continuation() else {
+                    // The query ended: nothing more, not the first page again.
+                    return Ok(TypedPage {
+                        items: Vec::new(),
+                        next: token.clone(),
+                    });
+                };
+                (token.items_before(), Some(continuation.clone()))
             }
             None => (0, None),
         };
@@ -416,13 +477,12 @@ impl<T: Row> Query<T> {
                 items.push(item?);
             }
         }
+        let taken = taken.saturating_add(items.len() as u64);
         let next = match fetcher.continuation() {
-            Some(next) if !fetcher.is_done() => Some(PageToken::new(
-                prepared.fingerprint,
-                taken.saturating_add(items.len() as u64),
-                next.clone(),
-            )),
-            _ => None,
+            Some(next) if !fetcher.is_done() => {
+                PageToken::new(prepared.fingerprint, taken, next.clone())
+            }
+            _ => PageToken::end(prepared.fingerprint, taken),
         };
         Ok(TypedPage { items, next })
     }

@@ -9,7 +9,10 @@ use tables_core::{ContinuationToken, Error, ErrorKind, Result};
 
 /// Where the next page of a [`Query`](crate::Query) starts: the service's
 /// continuation, how many items the query has yielded so far (so `take(n)` holds
-/// across resumptions), and a fingerprint of the query it belongs to.
+/// across resumptions), and a fingerprint of the query it belongs to. The last page
+/// hands out an *end* token ([`PageToken::is_end`]): resumed, it gives an empty
+/// last page, never the first page again, so a loop that saves its tokens never
+/// counts a row twice.
 ///
 /// The string form ([`fmt::Display`] / [`FromStr`], and serde as that string) is
 /// URL-safe (letters, digits, `-`, `_` and `.`) and stable, so a token can be handed
@@ -17,6 +20,7 @@ use tables_core::{ContinuationToken, Error, ErrorKind, Result};
 ///
 /// ```text
 /// pt1.<query fingerprint, 16 hex digits>.<items yielded so far>.<continuation token>
+/// pt1.<query fingerprint, 16 hex digits>.<items yielded in all>.end
 /// ```
 ///
 /// The fingerprint covers the table, the whole filter (partition, RowKey range,
@@ -41,28 +45,46 @@ use tables_core::{ContinuationToken, Error, ErrorKind, Result};
 pub struct PageToken {
     query: u64,
     taken: u64,
-    continuation: ContinuationToken,
+    /// `None` at the end of the query.
+    continuation: Option<ContinuationToken>,
 }
 
 const PREFIX: &str = "pt1";
+/// The continuation part of an end token.
+const END: &str = "end";
 
 impl PageToken {
     pub(crate) fn new(query: u64, taken: u64, continuation: ContinuationToken) -> PageToken {
         PageToken {
             query,
             taken,
-            continuation,
+            continuation: Some(continuation),
         }
     }
 
-    /// How many items the query yielded before the page this token starts.
+    /// The token the last page of a query hands out.
+    pub(crate) fn end(query: u64, taken: u64) -> PageToken {
+        PageToken {
+            query,
+            taken,
+            continuation: None,
+        }
+    }
+
+    /// Whether the query has no more pages: the token of its last page.
+    pub fn is_end(&self) -> bool {
+        self.continuation.is_none()
+    }
+
+    /// How many items the query yielded before the page this token starts (for an
+    /// end token, in all).
     pub fn items_before(&self) -> u64 {
         self.taken
     }
 
-    /// The service's continuation inside the token.
-    pub fn continuation(&self) -> &ContinuationToken {
-        &self.continuation
+    /// The service's continuation inside the token; `None` for an end token.
+    pub fn continuation(&self) -> Option<&ContinuationToken> {
+        self.continuation.as_ref()
     }
 
     /// Checks that the token belongs to the query with fingerprint `query`.
@@ -84,11 +106,11 @@ impl PageToken {
 
 impl fmt::Display for PageToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{PREFIX}.{:016x}.{}.{}",
-            self.query, self.taken, self.continuation
-        )
+        write!(f, "{PREFIX}.{:016x}.{}.", self.query, self.taken)?;
+        match &self.continuation {
+            Some(continuation) => write!(f, "{continuation}"),
+            None => f.write_str(END),
+        }
     }
 }
 
@@ -122,7 +144,11 @@ impl FromStr for PageToken {
             .ok_or_else(|| bad("the item count is not a number"))?;
         let continuation = parts
             .next()
-            .ok_or_else(|| bad("the continuation is missing"))?
+            .ok_or_else(|| bad("the continuation is missing"))?;
+        if continuation == END {
+            return Ok(PageToken::end(query, taken));
+        }
+        let continuation = continuation
             .parse::<ContinuationToken>()
             .map_err(|_| bad("the continuation is malformed"))?;
         Ok(PageToken::new(query, taken, continuation))
@@ -208,6 +234,10 @@ mod tests {
             assert_eq!(json, format!("\"{text}\""));
             assert_eq!(serde_json::from_str::<PageToken>(&json).unwrap(), token);
         }
+        let end = PageToken::end(0xdead_beef, 7);
+        assert_eq!(end.to_string(), "pt1.00000000deadbeef.7.end");
+        assert_eq!(end.to_string().parse::<PageToken>().unwrap(), end);
+        assert!(end.is_end());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::connection::ConnectionString;
 use super::credential::Credential;
 use super::endpoint::{Endpoint, HttpPolicy};
 use super::retry::RetryPolicy;
-use super::transport::{Service, Transport};
+use super::transport::{ServerSeen, Service, Transport};
 
 /// The settings of a remote client's transport, before it is built.
 #[derive(Debug)]
@@ -87,6 +87,7 @@ impl TransportConfig {
             retry: self.retry,
             request_timeout: self.request_timeout,
             service,
+            server: ServerSeen::default(),
         })
     }
 }

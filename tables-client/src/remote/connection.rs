@@ -82,7 +82,12 @@ fn invalid(what: impl std::fmt::Display) -> Error {
 ///   (trailing `/` dropped). SharedKey authorization.
 /// - `TableEndpoint=..;SharedAccessSignature=..` (or `AccountName` instead of
 ///   `TableEndpoint`): a SAS token.
-/// - An endpoint (`TableEndpoint`, or `AccountName`) alone: anonymous access.
+/// - An endpoint (`TableEndpoint`, or `AccountName`) alone is refused: requests
+///   would go out with no credential, which only a table open to anonymous access
+///   answers, so a forgotten key would show only later, as a refusal from the
+///   service. For anonymous access on purpose, build the engine from the endpoint
+///   ([`RemoteEngine::builder`](crate::remote::RemoteEngine::builder), anonymous
+///   unless given a credential).
 ///
 /// The blob endpoint, for the blob companion
 /// ([`RemoteBlobStore`](crate::remote::RemoteBlobStore)), is `BlobEndpoint` when
@@ -228,6 +233,7 @@ impl ConnectionString {
                     .map_err(|e| invalid(format_args!("SharedAccessSignature: {}", e.message())))?;
                 Credential::Sas(token)
             }
+            // Refused below, once the endpoint is known to be well formed.
             (None, None) => Credential::Anonymous,
         };
         let blob_endpoint = match (fields.get(BLOB_ENDPOINT), account) {
@@ -244,6 +250,15 @@ impl ConnectionString {
                 ))
             }
         };
+        if matches!(credential, Credential::Anonymous) {
+            return Err(invalid(
+                "it names no credential (neither AccountKey nor SharedAccessSignature), so \
+                 requests would be sent anonymously, which only a table open to anonymous access \
+                 answers; add AccountKey=.. (with AccountName) or SharedAccessSignature=.., or for \
+                 anonymous access on purpose build the engine from the endpoint with \
+                 RemoteEngine::builder(..)",
+            ));
+        }
         Ok(ConnectionString {
             endpoint,
             blob_endpoint,
@@ -531,7 +546,7 @@ mod tests {
     }
 
     #[test]
-    fn sas_and_anonymous_forms() {
+    fn sas_forms_and_no_credential() {
         let c = parse(&format!(
             "TableEndpoint=https://myacct.table.core.windows.net/;SharedAccessSignature=?sv=2019-02-02&tn=t1&sp=r&sig={SIG}"
         ));
@@ -548,11 +563,17 @@ mod tests {
         assert_eq!(c.endpoint(), "https://myacct.table.core.windows.net");
         assert!(matches!(c.credential(), Credential::Sas(_)));
 
-        let c = parse("TableEndpoint=http://localhost:10002/acct");
-        assert_eq!(c.endpoint(), "http://localhost:10002/acct");
-        assert!(matches!(c.credential(), Credential::Anonymous));
-        let c = parse("AccountName=myacct");
-        assert!(matches!(c.credential(), Credential::Anonymous));
+        // No credential at all: refused, saying how to be anonymous on purpose.
+        for text in [
+            "TableEndpoint=http://localhost:10002/acct",
+            "AccountName=myacct",
+        ] {
+            let err = ConnectionString::parse(text).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{text}");
+            let message = err.to_string();
+            assert!(message.contains("names no credential"), "{message}");
+            assert!(message.contains("RemoteEngine::builder"), "{message}");
+        }
     }
 
     #[test]
@@ -561,7 +582,6 @@ mod tests {
             "UseDevelopmentStorage=true".to_owned(),
             format!("AccountName=myacct;AccountKey={KEY}"),
             format!("TableEndpoint=https://a.table.core.windows.net;SharedAccessSignature=sv=1&sig={SIG}"),
-            "TableEndpoint=https://a.table.core.windows.net".to_owned(),
         ];
         for text in forms {
             let c = parse(&text);

@@ -106,12 +106,24 @@ fn cause_of(error: &(dyn StdError + 'static), https: bool) -> Cause {
     Cause::Other
 }
 
+/// The servers an answer's `Server` header tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerKind {
+    /// Azurite (`Azurite-Table/3.35.0`).
+    Azurite,
+    /// This workspace's emulator (`tables-server/0.1.0`).
+    TablesServer,
+    /// Anything else (the service's `Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0`).
+    Other,
+}
+
 /// The error of an attempt that could not connect (`connected` false) or whose
 /// connection broke before the answer was complete. `what` is the request as
 /// `METHOD /path`.
 pub(crate) fn connection_failure(
     error_chain: &reqwest::Error,
     endpoint: &Endpoint,
+    server: Option<ServerKind>,
     what: &str,
     connected: bool,
 ) -> Error {
@@ -128,9 +140,15 @@ pub(crate) fn connection_failure(
         match cause_of(error_chain, endpoint.is_https()) {
             Cause::Refused => format!(
                 "could not connect to {origin} for {what}: nothing is listening there \
-                 (connection refused). Check that the service is running and listening on \
-                 that host and port (for Azurite, its --tableHost and --tablePort), and that \
-                 the endpoint is right"
+                 (connection refused). Check that the server is running and listening on \
+                 that host and port{}, and that the endpoint is right",
+                match server {
+                    Some(ServerKind::Azurite) =>
+                        " (it answered as Azurite before: its --tableHost and --tablePort)",
+                    Some(ServerKind::TablesServer) =>
+                        " (it answered as tables-server before: its --host and --port)",
+                    Some(ServerKind::Other) | None => "",
+                }
             ),
             Cause::Dns => format!(
                 "could not connect to {origin} for {what}: the host name {host} does not \

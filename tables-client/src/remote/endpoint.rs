@@ -207,6 +207,12 @@ impl Endpoint {
     pub(crate) fn is_cosmos(&self) -> bool {
         self.cosmos
     }
+
+    /// Whether the host is the Table service's own, in any Azure cloud
+    /// (`*.table.core.<cloud suffix>`) or the Cosmos DB Table API: not an emulator.
+    pub(crate) fn is_service(&self) -> bool {
+        self.cosmos || self.host().to_ascii_lowercase().contains(".table.core.")
+    }
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ use tables_core::key::{validate_entity_key, validate_table_name};
 use tables_core::odata::{self, batch, header, path};
 use tables_core::{
     validate_batch, ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind,
-    ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteMode, WriteOp, WriteOutcome,
-    MAX_BATCH_BYTES,
+    Filter, FilterDialect, ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteMode,
+    WriteOp, WriteOutcome, MAX_BATCH_BYTES,
 };
 use tracing::Instrument;
 
@@ -154,6 +154,26 @@ impl RemoteEngine {
         &self.inner.transport
     }
 
+    /// How the server compares values of different types, for a filter whose text
+    /// depends on it (one with typed comparisons): the Table service's rule on Azure
+    /// and Cosmos hosts; elsewhere (an emulator) what its answers' `Server` header
+    /// says, asked once with a one-row table listing if nothing has answered yet.
+    async fn filter_dialect(&self, filter: Option<&Filter>) -> FilterDialect {
+        let transport = self.transport();
+        if !filter.is_some_and(Filter::has_read_comparisons) || transport.endpoint.is_service() {
+            return FilterDialect::Typed;
+        }
+        if let Some(dialect) = transport.server.dialect() {
+            return dialect;
+        }
+        let mut probe = Request::new(Method::GET, path::TABLES.to_owned());
+        probe.query = "$top=1".to_owned();
+        let op = Op::new("QueryTables", "Tables").needs(Needs::TableLevel);
+        // Any answer names the server, an error answer too.
+        let _ = self.send(op, probe).await;
+        transport.server.dialect().unwrap_or_default()
+    }
+
     /// Sends a request inside a span that follows OpenTelemetry's database client
     /// conventions. A missing table is named in the error.
     async fn send(&self, op: Op<'_>, mut request: Request) -> Result<Response> {
@@ -275,11 +295,16 @@ fn name_missing_table(error: Error, table: &str) -> Error {
     if error.kind() != ErrorKind::TableNotFound || error.table().is_some() {
         return error;
     }
-    let message = format!(
-        "the table {table:?} does not exist (the service said: {}); create it first with \
-         create_table",
-        error.message()
-    );
+    let said = error.message();
+    // The advice once: a server that gives it already (tables-server) is quoted as is.
+    let message = if said.contains("create_table") {
+        format!("the table {table:?} does not exist (the service said: {said})")
+    } else {
+        format!(
+            "the table {table:?} does not exist (the service said: {said}); create it first \
+             with create_table"
+        )
+    };
     error.with_message(message).with_table(table)
 }
 
@@ -417,9 +442,14 @@ impl Engine for RemoteEngine {
         };
         let spec = narrowed.as_ref().unwrap_or(spec);
         let select = spec.select.as_deref().map(select_with_system);
+        // Typed comparisons in the form the server evaluates exactly.
+        let filter = match self.filter_dialect(spec.filter.as_ref()).await {
+            FilterDialect::Typed => None,
+            dialect => spec.filter.as_ref().map(|f| f.expand(dialect)),
+        };
         let mut req = Request::new(Method::GET, path::entities_path(table));
         req.query = odata::entity_query_string(
-            spec.filter.as_ref(),
+            filter.as_ref().or(spec.filter.as_ref()),
             select.as_deref(),
             spec.top,
             continuation_token,

@@ -3,6 +3,7 @@
 //! through [`Transport::send`].
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
@@ -11,11 +12,11 @@ use reqwest::header::{
 };
 use reqwest::{Method, StatusCode, Url};
 use tables_core::odata::service_error;
-use tables_core::{Error, ErrorKind, Result};
+use tables_core::{Error, ErrorKind, FilterDialect, Result};
 use tracing::Span;
 
 use super::credential::Credential;
-use super::diagnose::{self, explain_refusal, Needs, Refusal};
+use super::diagnose::{self, explain_refusal, Needs, Refusal, ServerKind};
 use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
 use super::sign::blob_shared_key_authorization;
@@ -159,6 +160,52 @@ pub(crate) struct Transport {
     pub(crate) retry: RetryPolicy,
     pub(crate) request_timeout: Duration,
     pub(crate) service: Service,
+    /// What answers, as its `Server` header names it (learned from every answer).
+    pub(crate) server: ServerSeen,
+}
+
+/// The server behind the endpoint, as far as its answers tell: Azurite evaluates
+/// filters in a dialect of its own ([`FilterDialect::Azurite`]), and an error
+/// about a server that no longer answers names that server's settings.
+#[derive(Debug, Default)]
+pub(crate) struct ServerSeen(AtomicU8);
+
+impl ServerSeen {
+    const UNKNOWN: u8 = 0;
+
+    /// Notes the server of an answer.
+    fn saw(&self, headers: &HeaderMap) {
+        let server = headers
+            .get(reqwest::header::SERVER)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let kind = if server.starts_with("Azurite") {
+            ServerKind::Azurite
+        } else if server.starts_with("tables-server/") {
+            ServerKind::TablesServer
+        } else {
+            ServerKind::Other
+        };
+        self.0.store(kind as u8 + 1, AtomicOrdering::Relaxed);
+    }
+
+    /// The server seen last; `None` before any answer.
+    pub(crate) fn kind(&self) -> Option<ServerKind> {
+        match self.0.load(AtomicOrdering::Relaxed) {
+            Self::UNKNOWN => None,
+            n if n == ServerKind::Azurite as u8 + 1 => Some(ServerKind::Azurite),
+            n if n == ServerKind::TablesServer as u8 + 1 => Some(ServerKind::TablesServer),
+            _ => Some(ServerKind::Other),
+        }
+    }
+
+    /// The filter dialect of the server seen; `None` before any answer.
+    pub(crate) fn dialect(&self) -> Option<FilterDialect> {
+        self.kind().map(|kind| match kind {
+            ServerKind::Azurite => FilterDialect::Azurite,
+            ServerKind::TablesServer | ServerKind::Other => FilterDialect::Typed,
+        })
+    }
 }
 
 impl Transport {
@@ -188,6 +235,7 @@ impl Transport {
             span.record("http.request.resend_count", retries);
             let (error, may_have_applied, hint) = match attempt {
                 Attempt::Answer(mut response) => {
+                    self.server.saw(&response.headers);
                     span.record("http.response.status_code", response.status);
                     if let Some(id) = response.header(header::X_MS_REQUEST_ID) {
                         span.record("az.service_request_id", id);
@@ -381,7 +429,13 @@ impl Transport {
         let failure = if timed_out {
             diagnose::timed_out(&self.endpoint, &what, self.request_timeout, connect)
         } else {
-            diagnose::connection_failure(&error, &self.endpoint, &what, !connect)
+            diagnose::connection_failure(
+                &error,
+                &self.endpoint,
+                self.server.kind(),
+                &what,
+                !connect,
+            )
         };
         Attempt::Failed {
             error: failure.with_source(error),

@@ -699,8 +699,12 @@ impl fmt::Display for Error {
         if let Some(index) = self.inner.batch_index {
             write!(f, " (batch operation {index})")?;
         }
+        // Named once: not again when the message names it already.
         if let Some(key) = &self.inner.entity_key {
-            write!(f, " (entity {key})")?;
+            let named = key.to_string();
+            if !self.inner.message.contains(&named) {
+                write!(f, " (entity {named})")?;
+            }
         }
         match (self.inner.origin, &self.inner.service_code) {
             // A code the service never sent is not shown as if it had.

@@ -1,5 +1,6 @@
 //! The filter AST.
 
+use crate::filter::reads::Reads;
 use crate::value::Value;
 
 /// A comparison operator of the OData `$filter` language.
@@ -20,6 +21,16 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Every operator, in the order of the OData specification.
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Lt,
+        CmpOp::Le,
+    ];
+
     /// The operator's OData keyword.
     pub const fn keyword(self) -> &'static str {
         match self {
@@ -61,6 +72,89 @@ pub enum Filter {
     Literal(bool),
     /// Raw `$filter` text sent as written, not checked: [`Filter::unchecked_raw`].
     Unchecked(UncheckedFilter),
+    /// A typed field's comparison over every stored value its reader reads
+    /// ([`ReadComparison`]), sent as one comparison per stored type.
+    Read(ReadComparison),
+}
+
+/// A comparison of a typed field's property with a value, over every stored value
+/// the field's reader reads ([`Reads`]): an integer field's `gt 0` holds for an
+/// Int32 or an Int64 above zero, a float field's for a Double or an integer. Typed
+/// columns build it ([`crate::model::TypedColumn`]); it is sent as one comparison
+/// per stored type the reader accepts, in the form the engine needs
+/// ([`ReadComparison::expand`]), and it means the same on every engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadComparison {
+    property: String,
+    op: CmpOp,
+    /// The operand as the field writes it; `None` for an integer beyond `i64::MAX`
+    /// (a `u64`), which no stored value reaches.
+    operand: Option<Value>,
+    reads: Reads,
+    /// Why the operand can't be compared (it has no stored form): the filter fails
+    /// [`Filter::validate`] with it, so nothing is sent.
+    refused: Option<String>,
+}
+
+impl ReadComparison {
+    /// `property op operand` over every stored value a reader of `reads` takes;
+    /// `operand` as the field writes it (`None`: an integer beyond `i64::MAX`).
+    pub fn new(
+        property: impl Into<String>,
+        op: CmpOp,
+        operand: Option<Value>,
+        reads: Reads,
+    ) -> ReadComparison {
+        ReadComparison {
+            property: property.into(),
+            op,
+            operand,
+            reads,
+            refused: None,
+        }
+    }
+
+    /// A comparison with an operand that has no stored form, refused with `why` when
+    /// the filter is validated (before anything is sent).
+    pub fn refused(
+        property: impl Into<String>,
+        op: CmpOp,
+        reads: Reads,
+        why: impl Into<String>,
+    ) -> ReadComparison {
+        ReadComparison {
+            property: property.into(),
+            op,
+            operand: None,
+            reads,
+            refused: Some(why.into()),
+        }
+    }
+
+    /// Why the operand can't be compared, if it can't.
+    pub fn refusal(&self) -> Option<&str> {
+        self.refused.as_deref()
+    }
+
+    /// The property compared.
+    pub fn property(&self) -> &str {
+        &self.property
+    }
+
+    /// The operator.
+    pub fn op(&self) -> CmpOp {
+        self.op
+    }
+
+    /// The operand as the field writes it; `None` for an integer beyond `i64::MAX`.
+    pub fn operand(&self) -> Option<&Value> {
+        self.operand.as_ref()
+    }
+
+    /// Which stored values the field's reader accepts.
+    pub fn reads(&self) -> Reads {
+        self.reads
+    }
 }
 
 /// `$filter` text the caller vouches for, sent to the service exactly as written

@@ -182,7 +182,10 @@ impl Filter {
     pub fn unparsed_part(&self) -> Option<&UncheckedFilter> {
         match self {
             Filter::Unchecked(raw) if raw.parsed().is_none() => Some(raw),
-            Filter::Unchecked(_) | Filter::Compare { .. } | Filter::Literal(_) => None,
+            Filter::Unchecked(_)
+            | Filter::Compare { .. }
+            | Filter::Literal(_)
+            | Filter::Read(_) => None,
             Filter::And(left, right) | Filter::Or(left, right) => {
                 left.unparsed_part().or_else(|| right.unparsed_part())
             }

@@ -6,6 +6,7 @@ use crate::datetime::DateTime;
 use crate::entity::DynamicEntity;
 use crate::filter::ast::{CmpOp, Filter};
 use crate::filter::build::{PARTITION_KEY, ROW_KEY, TIMESTAMP};
+use crate::filter::reads::FilterDialect;
 use crate::key::cmp_ordinal;
 use crate::value::Value;
 
@@ -46,22 +47,16 @@ fn compare(prop: &Prop<'_>, constant: &Value) -> Option<Ordering> {
     }
 }
 
-fn same_type(prop: &Prop<'_>, constant: &Value) -> bool {
-    match prop {
-        Prop::Str(_) => matches!(constant, Value::String(_)),
-        Prop::DateTime(_) => matches!(constant, Value::DateTime(_)),
-        Prop::Value(v) => v.edm_type() == constant.edm_type(),
-    }
-}
-
 impl Filter {
     /// Whether `entity` satisfies the filter, as the service decides it.
     ///
     /// - `PartitionKey` and `RowKey` are String properties; `Timestamp` is the
     ///   entity's timestamp (a DateTime; absent before the entity was stored).
-    /// - Typing is strict: a comparison holds only when the entity has the property
-    ///   *and* it has the constant's Edm type. There is no coercion between Int32,
-    ///   Int64 and Double, and a missing property never matches, not even with `ne`.
+    /// - Typing is strict, as the service's (docs/protocol.md §6.1): `eq`, `gt`,
+    ///   `ge`, `lt` and `le` hold only when the property has the constant's Edm
+    ///   type (no coercion between Int32, Int64, Double and String), `ne` holds for
+    ///   a property of another type, and a missing property never matches, not even
+    ///   with `ne`.
     /// - Strings compare by UTF-16 code units ([`crate::key::cmp_ordinal`]), binary
     ///   bytewise, GUIDs by their 16 bytes in textual order, booleans `false < true`,
     ///   doubles by IEEE 754 (NaN is unordered: only `ne` holds).
@@ -73,6 +68,7 @@ impl Filter {
     /// let e = DynamicEntity::new("Sales", "1").with("Age", 34);
     /// assert!(col("Age").gt(30).matches(&e));
     /// assert!(!col("Age").gt(30i64).matches(&e)); // Int64 constant, Int32 property
+    /// assert!(col("Age").ne(34i64).matches(&e)); // another type: never equal
     /// assert!(!col("Missing").ne(1).matches(&e));
     /// assert!((!col("Missing").eq(1)).matches(&e));
     /// ```
@@ -95,13 +91,16 @@ impl Filter {
                         CmpOp::Lt => order == Ordering::Less,
                         CmpOp::Le => order != Ordering::Greater,
                     },
-                    // Unordered values of the same type (NaN) differ.
-                    None => *op == CmpOp::Ne && same_type(&prop, value),
+                    // Values of another type, and unordered values of the same type
+                    // (NaN), differ.
+                    None => *op == CmpOp::Ne,
                 }
             }
             Filter::And(left, right) => left.matches(entity) && right.matches(entity),
             Filter::Or(left, right) => left.matches(entity) || right.matches(entity),
             Filter::Not(inner) => !inner.matches(entity),
+            // As the service evaluates what is sent for it.
+            Filter::Read(read) => read.expand(FilterDialect::Typed).matches(entity),
             Filter::Literal(b) => *b,
             // Text the parser does not read matches nothing here: engines refuse
             // such a filter before evaluating ([`Filter::unparsed_part`]).
@@ -149,7 +148,9 @@ mod tests {
         assert!(col("Age").eq(34).matches(&e));
         assert!(!col("Age").eq(34i64).matches(&e));
         assert!(!col("Age").eq(34.0).matches(&e));
-        assert!(!col("Age").ne(35i64).matches(&e));
+        assert!(col("Age").ne(34i64).matches(&e));
+        assert!(col("Age").ne(34.0).matches(&e));
+        assert!(col("Age").ne("34").matches(&e));
         assert!(!col("Age").gt("30").matches(&e));
         assert!(col("Big").gt(4_000_000_000i64).matches(&e));
         assert!(!col("Nope").ne(1).matches(&e));
@@ -182,7 +183,7 @@ mod tests {
         }
         assert!(col("Nan").ne(1.0).matches(&e));
         assert!(col("Nan").ne(f64::NAN).matches(&e));
-        assert!(!col("Nan").ne(1).matches(&e));
+        assert!(col("Nan").ne(1).matches(&e));
     }
 
     #[test]

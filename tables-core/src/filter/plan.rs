@@ -234,7 +234,9 @@ impl Region {
             // does not read could match anything.
             Filter::Unchecked(raw) => raw.parsed().map_or(EVERYTHING, Region::of),
             // `not`, other comparisons and constants narrow nothing.
-            Filter::Compare { .. } | Filter::Not(_) | Filter::Literal(_) => EVERYTHING,
+            Filter::Compare { .. } | Filter::Not(_) | Filter::Literal(_) | Filter::Read(_) => {
+                EVERYTHING
+            }
         }
     }
 
@@ -436,14 +438,7 @@ mod tests {
     }
 
     fn leaf() -> impl Strategy<Value = Filter> {
-        let op = prop::sample::select(vec![
-            CmpOp::Eq,
-            CmpOp::Ne,
-            CmpOp::Gt,
-            CmpOp::Ge,
-            CmpOp::Lt,
-            CmpOp::Le,
-        ]);
+        let op = prop::sample::select(CmpOp::ALL.to_vec());
         prop_oneof![
             (
                 prop::sample::select(vec!["PartitionKey", "RowKey", "N"]),

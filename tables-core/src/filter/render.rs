@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::filter::ast::Filter;
+use crate::filter::reads::FilterDialect;
 use crate::value::Value;
 
 /// Binding strength of a node, weakest first.
@@ -22,6 +23,7 @@ enum Prec {
 
 fn prec(filter: &Filter) -> Prec {
     match filter {
+        Filter::Read(read) => prec(&read.expand(FilterDialect::Typed)),
         Filter::Unchecked(_) => Prec::Raw,
         Filter::Or(..) => Prec::Or,
         Filter::And(..) => Prec::And,
@@ -67,6 +69,7 @@ impl fmt::Display for Filter {
             Filter::Not(inner) => write!(f, "not ({inner})"),
             Filter::Literal(b) => f.write_str(if *b { "true" } else { "false" }),
             Filter::Unchecked(raw) => f.write_str(raw.text()),
+            Filter::Read(read) => write!(f, "{}", read.expand(FilterDialect::Typed)),
         }
     }
 }

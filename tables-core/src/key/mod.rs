@@ -22,6 +22,7 @@ pub use composite::{
     split_composite, split_composite_with, CompositeKey, COMPOSITE_ESCAPE, COMPOSITE_SEPARATOR,
 };
 pub use form::date::{DATE_KEY_WIDTH, MAX_DATE_YEAR, MIN_DATE_YEAR};
+pub use form::iso::{decode_iso_key, iso_key_width, MAX_ISO_DIGITS};
 pub use form::padded::{pad_unsigned, parse_padded, MAX_PADDED_WIDTH};
 pub use form::signed::{decode_signed, encode_signed, SIGNED_KEY_WIDTH};
 pub use form::ticks::{

@@ -657,24 +657,38 @@ pub fn check_kind(entity: &DynamicEntity, kind: &'static str) -> Result<u32> {
     }
 }
 
-/// Checks that `entity` is a primary row of `kind` marked with `tag`, and returns
-/// the version that wrote it (`version`, the type's own, when the tag has none).
+/// Checks that `entity` is a primary row of the type `schema` describes, by its
+/// tag, and returns the version that wrote it (the type's own when the tag has
+/// none).
 ///
 /// # Errors
 ///
 /// As [`check_kind`] for [`Tag::Kind`]; otherwise [`ErrorKind::Decode`] for a row
-/// without the tag, or a row the client keeps for itself.
-pub fn check_tag(
-    entity: &DynamicEntity,
-    tag: &Tag,
-    kind: &'static str,
-    version: u32,
-) -> Result<u32> {
+/// without the tag, a row the client keeps for itself, or (for an untagged type) a
+/// row another kind of the program claims by its tag.
+pub fn check_tag(entity: &DynamicEntity, schema: &'static EntitySchema) -> Result<u32> {
+    let (tag, kind) = (&schema.tag, schema.kind);
     if *tag == Tag::Kind {
         return check_kind(entity, kind);
     }
     if tag.matches(entity, kind) {
-        return Ok(version);
+        if *tag == Tag::Untagged {
+            if let Some((type_name, theirs)) = crate::model::registry::claimant(schema, entity) {
+                return Err(decode_error(
+                    entity,
+                    format!(
+                        "is a row of kind {} (marked by {}, as {type_name} writes it), not of \
+                         kind {kind}: {kind} is untagged, so it reads every row of its table except \
+                         those another kind of the program marks; read the table through an \
+                         #[derive(EntityUnion)] with a variant for each kind, or give {kind} a tag \
+                         (#[entity(tag(..))])",
+                        theirs.kind,
+                        theirs.tag.describe(theirs.kind),
+                    ),
+                ));
+            }
+        }
+        return Ok(schema.version);
     }
     check_not_client_row(entity)?;
     let found = match *tag {
@@ -693,6 +707,71 @@ pub fn check_tag(
             tag.describe(kind)
         ),
     ))
+}
+
+/// `error`, from decoding a field of a row of the type `schema` describes, with its
+/// likely cause first when the row tells it: the row carries another kind's mark, a
+/// missing property is on the row under another case, or the row has none of the
+/// type's properties. `names` are the row's property names.
+pub fn explain_decode(
+    error: Error,
+    entity: &DynamicEntity,
+    names: &TakenProperties,
+    schema: &'static EntitySchema,
+) -> Error {
+    if error.kind() != ErrorKind::Decode {
+        return error;
+    }
+    let has = |wanted: &str| names.names().any(|name| name == wanted);
+    let kind = schema.kind;
+    let cause = if let Some((type_name, theirs)) =
+        crate::model::registry::likely_other_kind(schema, &entity.row_key, has)
+    {
+        Some(format!(
+            "the row carries the mark of kind {} ({}, as {type_name} writes it), so it is likely \
+             a {} and not a {kind}; read the table through an #[derive(EntityUnion)] with a \
+             variant for each kind",
+            theirs.kind,
+            theirs.tag.describe(theirs.kind),
+            theirs.kind
+        ))
+    } else if has(ENTITY_TYPE_PROPERTY) && schema.tag != Tag::Kind {
+        Some(format!(
+            "the row has an {ENTITY_TYPE_PROPERTY} property, which this SDK writes on the rows of \
+             a kind, so it is likely a row of another kind than {kind}; read the table through an \
+             #[derive(EntityUnion)] with a variant for each kind"
+        ))
+    } else if let Some(other_case) = error.property().and_then(|wanted| {
+        names
+            .names()
+            .find(|name| *name != wanted && name.eq_ignore_ascii_case(wanted))
+    }) {
+        let wanted = error.property().unwrap_or_default();
+        Some(format!(
+            "the row has `{other_case}`, which differs from `{wanted}` only in case, and property \
+             names are case-sensitive; name the field's property as stored \
+             (#[entity(rename = \"{other_case}\")])"
+        ))
+    } else if !schema.properties.is_empty() && !schema.property_names().any(&has) {
+        Some(format!(
+            "the row has none of {kind}'s properties ({}), so it is likely a row of another kind",
+            schema.property_names().collect::<Vec<_>>().join(", ")
+        ))
+    } else {
+        None
+    };
+    match cause {
+        Some(cause) => {
+            let message = format!(
+                "entity ({:?}, {:?}): {cause}. {}",
+                entity.partition_key,
+                entity.row_key,
+                error.message()
+            );
+            error.with_message(message)
+        }
+        None => error,
+    }
 }
 
 /// The error for a row of `kind` written by a version this type can't read.

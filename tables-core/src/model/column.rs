@@ -1,36 +1,46 @@
-//! [`TypedColumn`]: a property of a derived entity for typed filters and projections.
+//! [`TypedColumn`]: a property of a derived entity for typed filters and projections,
+//! and [`TypedFilter`]: a filter on the columns of one entity type.
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::{BitAnd, BitOr, Deref, Not};
 
-use crate::filter::{CmpOp, Column, Filter};
+use crate::filter::Reads;
+use crate::filter::{CmpOp, Column, Filter, ReadComparison};
 use crate::model::property::Property;
 use crate::value::Value;
 
-/// A stored property of a derived entity, for filters and `$select`.
+/// A stored property of entity type `E` holding `T` values, for filters and
+/// `$select`.
 ///
-/// `#[derive(Entity)]` generates one per stored field (`Employee::AGE`), under the
-/// property's stored name and with the field's type, so a filter compares values
-/// encoded exactly as they are written: a renamed field filters under its stored
-/// name, a `u32` or `i64` field renders `L` literals, a unit enum compares its text.
+/// `#[derive(Entity)]` generates one per stored field (`Employee::AGE`, a
+/// `TypedColumn<Employee, i32>`), under the property's stored name and with the
+/// field's type, so a filter compares values encoded as they are written (a renamed
+/// field filters under its stored name, a unit enum compares its text) and matches
+/// every row the field's reader reads: an integer field's filter also matches the
+/// other integer type, a float field's also matches whole numbers stored as integers
+/// ([`Reads`](crate::model::Reads); the cost is a longer filter, which counts
+/// towards the service's 15 comparisons). Its filters are [`TypedFilter<E>`]s, which
+/// a query for `E` (or for a union with an `E` variant) takes and a query for
+/// another type refuses at compile time.
 ///
 /// ```
 /// use tables_core::model::TypedColumn;
 ///
-/// const AGE: TypedColumn<i32> = TypedColumn::new("Age");
-/// const VISITS: TypedColumn<u32> = TypedColumn::new("Visits");
-/// const NAME: TypedColumn<String> = TypedColumn::new("LastName");
-/// let f = AGE.gt(30) & VISITS.le(10) & NAME.eq("Jones");
-/// assert_eq!(f.to_odata(), "Age gt 30 and Visits le 10L and LastName eq 'Jones'");
+/// struct Employee;
+/// const AGE: TypedColumn<Employee, i32> = TypedColumn::new("Age");
+/// const NAME: TypedColumn<Employee, String> = TypedColumn::new("LastName");
+/// let f = AGE.gt(30) & NAME.eq("Jones");
+/// assert_eq!(f.to_odata(), "(Age gt 30 or Age gt 30L) and LastName eq 'Jones'");
 /// ```
-pub struct TypedColumn<T> {
+pub struct TypedColumn<E, T> {
     name: &'static str,
-    _type: PhantomData<fn() -> T>,
+    _type: PhantomData<fn() -> (E, T)>,
 }
 
-impl<T> TypedColumn<T> {
+impl<E, T> TypedColumn<E, T> {
     /// A column of the stored property `name`.
-    pub const fn new(name: &'static str) -> TypedColumn<T> {
+    pub const fn new(name: &'static str) -> TypedColumn<E, T> {
         TypedColumn {
             name,
             _type: PhantomData,
@@ -48,39 +58,40 @@ impl<T> TypedColumn<T> {
     }
 }
 
-impl<T> Clone for TypedColumn<T> {
-    fn clone(&self) -> TypedColumn<T> {
+impl<E, T> Clone for TypedColumn<E, T> {
+    fn clone(&self) -> TypedColumn<E, T> {
         *self
     }
 }
 
-impl<T> Copy for TypedColumn<T> {}
+impl<E, T> Copy for TypedColumn<E, T> {}
 
-impl<T> fmt::Debug for TypedColumn<T> {
+impl<E, T> fmt::Debug for TypedColumn<E, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("TypedColumn").field(&self.name).finish()
     }
 }
 
-/// The points of a data series (`#[entity(series)] hourly: [u32; 24]`): one stored
-/// property per point, each a [`TypedColumn<T>`] of its own.
+/// The points of a data series (`#[entity(series)] hourly: [u32; 24]`) of entity
+/// type `E`: one stored property per point, each a [`TypedColumn<E, T>`] of its own.
 ///
 /// ```
 /// use tables_core::model::SeriesColumn;
 ///
-/// const HOURLY: SeriesColumn<u32> = SeriesColumn::new(&["hourly_00", "hourly_01"]);
+/// struct Meter;
+/// const HOURLY: SeriesColumn<Meter, u32> = SeriesColumn::new(&["hourly_00", "hourly_01"]);
 /// assert_eq!(HOURLY.len(), 2);
 /// assert_eq!(HOURLY.point(1).map(|c| c.name()), Some("hourly_01"));
 /// assert!(HOURLY.point(2).is_none());
 /// ```
-pub struct SeriesColumn<T> {
+pub struct SeriesColumn<E, T> {
     points: &'static [&'static str],
-    _type: PhantomData<fn() -> T>,
+    _type: PhantomData<fn() -> (E, T)>,
 }
 
-impl<T> SeriesColumn<T> {
+impl<E, T> SeriesColumn<E, T> {
     /// A series stored under these property names, in point order.
-    pub const fn new(points: &'static [&'static str]) -> SeriesColumn<T> {
+    pub const fn new(points: &'static [&'static str]) -> SeriesColumn<E, T> {
         SeriesColumn {
             points,
             _type: PhantomData,
@@ -98,7 +109,7 @@ impl<T> SeriesColumn<T> {
     }
 
     /// The column of point `index`; `None` past the end.
-    pub fn point(&self, index: usize) -> Option<TypedColumn<T>> {
+    pub fn point(&self, index: usize) -> Option<TypedColumn<E, T>> {
         self.points.get(index).map(|name| TypedColumn::new(name))
     }
 
@@ -108,15 +119,15 @@ impl<T> SeriesColumn<T> {
     }
 }
 
-impl<T> Clone for SeriesColumn<T> {
-    fn clone(&self) -> SeriesColumn<T> {
+impl<E, T> Clone for SeriesColumn<E, T> {
+    fn clone(&self) -> SeriesColumn<E, T> {
         *self
     }
 }
 
-impl<T> Copy for SeriesColumn<T> {}
+impl<E, T> Copy for SeriesColumn<E, T> {}
 
-impl<T> fmt::Debug for SeriesColumn<T> {
+impl<E, T> fmt::Debug for SeriesColumn<E, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("SeriesColumn").field(&self.points).finish()
     }
@@ -187,41 +198,52 @@ impl EncryptedColumn {
     }
 }
 
-/// A value a [`TypedColumn<T>`] compares with: a `T`, or for text columns a `&str`.
+/// A value a [`TypedColumn`] of `T` values compares with: a `T`, or for text
+/// columns a `&str`.
+#[diagnostic::on_unimplemented(
+    message = "a column of `{T}` values can't be compared with a `{Self}`",
+    label = "expected a `{T}` here",
+    note = "write the value as the column's type (`100.0` for an f64 column, `100u32` for a u32 column) \
+            or convert it (`f64::from(n)`, `u32::try_from(n)?`); text columns also take a &str"
+)]
 pub trait Operand<T> {
-    /// The value as the column stores it; `None` when it has no stored form (a
-    /// `u64` above `i64::MAX`, which compares above every stored value).
-    fn into_operand(self) -> Option<Value>;
+    /// The value as the column stores it.
+    ///
+    /// # Errors
+    ///
+    /// The type's reason when the value has no stored form (a `u64` above
+    /// `i64::MAX`, a date outside the service's range).
+    fn into_operand(self) -> crate::Result<Option<Value>>;
 }
 
 impl<T: Property<Scalar = T>> Operand<T> for T {
-    fn into_operand(self) -> Option<Value> {
-        self.to_value().ok().flatten()
+    fn into_operand(self) -> crate::Result<Option<Value>> {
+        self.to_value()
     }
 }
 
 /// A column of an optional type compares with the inner value.
 impl<T: Property<Scalar = T>> Operand<Option<T>> for T {
-    fn into_operand(self) -> Option<Value> {
-        self.to_value().ok().flatten()
+    fn into_operand(self) -> crate::Result<Option<Value>> {
+        self.to_value()
     }
 }
 
 impl Operand<Option<String>> for &str {
-    fn into_operand(self) -> Option<Value> {
-        Some(Value::String(self.to_owned()))
+    fn into_operand(self) -> crate::Result<Option<Value>> {
+        Ok(Some(Value::String(self.to_owned())))
     }
 }
 
 impl Operand<String> for &str {
-    fn into_operand(self) -> Option<Value> {
-        Some(Value::String(self.to_owned()))
+    fn into_operand(self) -> crate::Result<Option<Value>> {
+        Ok(Some(Value::String(self.to_owned())))
     }
 }
 
 impl Operand<String> for &String {
-    fn into_operand(self) -> Option<Value> {
-        Some(Value::String(self.clone()))
+    fn into_operand(self) -> crate::Result<Option<Value>> {
+        Ok(Some(Value::String(self.clone())))
     }
 }
 
@@ -279,43 +301,48 @@ impl<T: Filterable> Filterable for Option<T> {}
 
 // The bound sits on each method, not the impl, so a column of a type that isn't
 // `Filterable` gets that trait's message (E0277), not "method not found".
-impl<T: Property> TypedColumn<T> {
-    /// `self op value`.
-    pub fn compare(&self, op: CmpOp, value: impl Operand<T>) -> Filter
+impl<E, T: Property> TypedColumn<E, T> {
+    /// `self op value`, over every stored value the field's reader reads
+    /// ([`Property::READS`]): one comparison per stored type it accepts, ORed.
+    pub fn compare(&self, op: CmpOp, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
-        match value.into_operand() {
-            Some(value) => Filter::Compare {
+        let filter = match (T::READS, value.into_operand()) {
+            (Reads::Written, Ok(Some(value))) => Filter::Compare {
                 property: self.name.to_owned(),
                 op,
                 value,
             },
-            // Only a u64 beyond i64::MAX has no stored form; it is above every
-            // stored value of the column.
-            None => {
-                let min = Filter::Compare {
-                    property: self.name.to_owned(),
-                    op: CmpOp::Lt,
-                    value: Value::Int64(i64::MIN),
-                };
-                let any = Filter::Compare {
-                    property: self.name.to_owned(),
-                    op: CmpOp::Ge,
-                    value: Value::Int64(i64::MIN),
-                };
-                match op {
-                    // Nothing stored equals or exceeds it.
-                    CmpOp::Eq | CmpOp::Gt | CmpOp::Ge => min,
-                    // Every stored value differs from and lies below it.
-                    CmpOp::Ne | CmpOp::Lt | CmpOp::Le => any,
-                }
+            (reads, Ok(Some(value))) => {
+                Filter::Read(ReadComparison::new(self.name, op, Some(value), reads))
             }
-        }
+            // An integer too large for Int64 (a u64, a Duration): above every stored
+            // value, and compared as such.
+            (Reads::Integer, Err(_) | Ok(None)) => {
+                Filter::Read(ReadComparison::new(self.name, op, None, Reads::Integer))
+            }
+            // No stored form: the query fails before sending, saying why.
+            (reads, Err(error)) => Filter::Read(ReadComparison::refused(
+                self.name,
+                op,
+                reads,
+                error.message().to_owned(),
+            )),
+            (reads, Ok(None)) => Filter::Read(ReadComparison::refused(
+                self.name,
+                op,
+                reads,
+                "the value is absent (None); compare with a value, or filter for rows without \
+                 the property by reading them"
+                    .to_owned(),
+            )),
+        };
+        TypedFilter::new(filter)
     }
 
     /// `self eq value`.
-    pub fn eq(&self, value: impl Operand<T>) -> Filter
+    pub fn eq(&self, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -323,7 +350,7 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `self ne value` (matches only rows that have the property).
-    pub fn ne(&self, value: impl Operand<T>) -> Filter
+    pub fn ne(&self, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -331,7 +358,7 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `self gt value`.
-    pub fn gt(&self, value: impl Operand<T>) -> Filter
+    pub fn gt(&self, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -339,7 +366,7 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `self ge value`.
-    pub fn ge(&self, value: impl Operand<T>) -> Filter
+    pub fn ge(&self, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -347,7 +374,7 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `self lt value`.
-    pub fn lt(&self, value: impl Operand<T>) -> Filter
+    pub fn lt(&self, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -355,7 +382,7 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `self le value`.
-    pub fn le(&self, value: impl Operand<T>) -> Filter
+    pub fn le(&self, value: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -363,7 +390,7 @@ impl<T: Property> TypedColumn<T> {
     }
 
     /// `low le self and self le high`.
-    pub fn between(&self, low: impl Operand<T>, high: impl Operand<T>) -> Filter
+    pub fn between(&self, low: impl Operand<T>, high: impl Operand<T>) -> TypedFilter<E>
     where
         T: Filterable,
     {
@@ -371,10 +398,168 @@ impl<T: Property> TypedColumn<T> {
     }
 }
 
-impl TypedColumn<String> {
+impl<E> TypedColumn<E, String> {
     /// Text starting with `prefix`, as the `ge`/`lt` pair the service understands.
-    pub fn starts_with(&self, prefix: &str) -> Filter {
-        self.column().starts_with(prefix)
+    pub fn starts_with(&self, prefix: &str) -> TypedFilter<E> {
+        TypedFilter::new(self.column().starts_with(prefix))
+    }
+}
+
+/// A filter on the columns of entity type `E`, as [`TypedColumn`] comparisons build
+/// it. It reads as the [`Filter`] it holds (`to_odata`, `matches`), combines with
+/// `&`, `|` and `!`, and a query for `E` takes it ([`FilterFor`]); a query for
+/// another type refuses it at compile time, so a column of one type never filters
+/// the rows of another.
+///
+/// ```
+/// use tables_core::model::{TypedColumn, TypedFilter};
+///
+/// struct Order;
+/// const STATUS: TypedColumn<Order, String> = TypedColumn::new("Status");
+/// let open: TypedFilter<Order> = STATUS.eq("open") | STATUS.eq("held");
+/// assert_eq!(open.to_odata(), "Status eq 'open' or Status eq 'held'");
+/// ```
+pub struct TypedFilter<E> {
+    filter: Filter,
+    _owner: PhantomData<fn() -> E>,
+}
+
+impl<E> TypedFilter<E> {
+    /// `filter`, vouched for as a filter on `E`'s columns.
+    pub fn new(filter: Filter) -> TypedFilter<E> {
+        TypedFilter {
+            filter,
+            _owner: PhantomData,
+        }
+    }
+
+    /// The untyped filter.
+    pub fn into_filter(self) -> Filter {
+        self.filter
+    }
+
+    /// `self and other`.
+    #[must_use]
+    pub fn and(self, other: impl Into<Filter>) -> TypedFilter<E> {
+        TypedFilter::new(self.filter.and(other.into()))
+    }
+
+    /// `self or other`.
+    #[must_use]
+    pub fn or(self, other: impl Into<Filter>) -> TypedFilter<E> {
+        TypedFilter::new(self.filter.or(other.into()))
+    }
+
+    /// `not self`.
+    #[must_use]
+    pub fn negate(self) -> TypedFilter<E> {
+        TypedFilter::new(self.filter.negate())
+    }
+
+    /// The same filter as one on `U`, which takes it: a variant's filter as its
+    /// union's, so that filters on two variants combine
+    /// (`a.within::<Partition>() | b.within::<Partition>()`).
+    pub fn within<U>(self) -> TypedFilter<U>
+    where
+        TypedFilter<E>: FilterFor<U>,
+    {
+        TypedFilter::new(self.filter)
+    }
+}
+
+impl<E> Clone for TypedFilter<E> {
+    fn clone(&self) -> TypedFilter<E> {
+        TypedFilter::new(self.filter.clone())
+    }
+}
+
+impl<E> PartialEq for TypedFilter<E> {
+    fn eq(&self, other: &TypedFilter<E>) -> bool {
+        self.filter == other.filter
+    }
+}
+
+impl<E> fmt::Debug for TypedFilter<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TypedFilter")
+            .field(&std::any::type_name::<E>())
+            .field(&self.filter)
+            .finish()
+    }
+}
+
+impl<E> fmt::Display for TypedFilter<E> {
+    /// The OData `$filter` text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.filter, f)
+    }
+}
+
+impl<E> Deref for TypedFilter<E> {
+    type Target = Filter;
+
+    fn deref(&self) -> &Filter {
+        &self.filter
+    }
+}
+
+impl<E> From<TypedFilter<E>> for Filter {
+    fn from(filter: TypedFilter<E>) -> Filter {
+        filter.filter
+    }
+}
+
+impl<E, R: Into<Filter>> BitAnd<R> for TypedFilter<E> {
+    type Output = TypedFilter<E>;
+
+    /// `self and rhs`.
+    fn bitand(self, rhs: R) -> TypedFilter<E> {
+        self.and(rhs)
+    }
+}
+
+impl<E, R: Into<Filter>> BitOr<R> for TypedFilter<E> {
+    type Output = TypedFilter<E>;
+
+    /// `self or rhs`.
+    fn bitor(self, rhs: R) -> TypedFilter<E> {
+        self.or(rhs)
+    }
+}
+
+impl<E> Not for TypedFilter<E> {
+    type Output = TypedFilter<E>;
+
+    /// `not self`.
+    fn not(self) -> TypedFilter<E> {
+        self.negate()
+    }
+}
+
+/// A filter a query for `Q` takes: a [`TypedFilter<Q>`] on `Q`'s own columns, a
+/// filter on a variant's columns when `Q` is an `EntityUnion` (the derive implements
+/// it), or an untyped [`Filter`] (`col(..)`, [`Filter::parse`]: the caller names the
+/// stored properties and vouches for them).
+#[diagnostic::on_unimplemented(
+    message = "a query for `{Q}` can't take `{Self}`: it filters on another type's columns",
+    label = "a filter on the columns of another entity type",
+    note = "filter on the queried type's columns (for a union, on a variant's columns); to filter by a \
+            property name on purpose, pass an untyped filter (`Filter::from(..)`, `col(..)`)"
+)]
+pub trait FilterFor<Q> {
+    /// The filter to send.
+    fn into_filter(self) -> Filter;
+}
+
+impl<Q> FilterFor<Q> for Filter {
+    fn into_filter(self) -> Filter {
+        self
+    }
+}
+
+impl<E> FilterFor<E> for TypedFilter<E> {
+    fn into_filter(self) -> Filter {
+        self.filter
     }
 }
 
@@ -383,18 +568,42 @@ mod tests {
     use super::*;
     use crate::DynamicEntity;
 
+    struct Order;
+
     #[test]
-    fn columns_encode_like_properties() {
-        const AGE: TypedColumn<u32> = TypedColumn::new("Age");
-        let stored = DynamicEntity::new("p", "r").with("Age", 7u32.to_value().unwrap().unwrap());
-        assert!(AGE.eq(7).matches(&stored));
-        assert!(AGE.gt(6).matches(&stored));
-        assert_eq!(AGE.eq(7).to_odata(), "Age eq 7L");
+    fn columns_match_every_stored_type_their_field_reads() {
+        const AGE: TypedColumn<Order, u32> = TypedColumn::new("Age");
+        let written = DynamicEntity::new("p", "r").with("Age", 7u32.to_value().unwrap().unwrap());
+        let elsewhere = DynamicEntity::new("p", "r").with("Age", Value::Int32(7));
+        for stored in [&written, &elsewhere] {
+            assert!(AGE.eq(7).matches(stored));
+            assert!(AGE.gt(6).matches(stored));
+            assert!(!AGE.ne(7).matches(stored));
+        }
+        assert_eq!(AGE.eq(7).to_odata(), "Age eq 7L or Age eq 7");
+        const NAME: TypedColumn<Order, String> = TypedColumn::new("Name");
+        assert_eq!(NAME.eq("x").to_odata(), "Name eq 'x'");
+    }
+
+    #[cfg(feature = "chrono")]
+    #[test]
+    fn a_value_with_no_stored_form_fails_the_filter_before_sending() {
+        use chrono::TimeZone;
+        const AT: TypedColumn<Order, chrono::DateTime<chrono::Utc>> = TypedColumn::new("At");
+        let before_1601 = chrono::Utc.with_ymd_and_hms(1500, 1, 1, 0, 0, 0).unwrap();
+        let filter = AT.gt(before_1601);
+        let err = filter.validate().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidFilter);
+        assert!(err.message().contains("\"At\""), "{err}");
+        assert!(
+            err.message().contains("outside the service's range"),
+            "{err}"
+        );
     }
 
     #[test]
     fn u64_beyond_i64_compares_above_everything() {
-        const N: TypedColumn<u64> = TypedColumn::new("N");
+        const N: TypedColumn<Order, u64> = TypedColumn::new("N");
         let stored = DynamicEntity::new("p", "r").with("N", i64::MAX);
         assert!(!N.eq(u64::MAX).matches(&stored));
         assert!(!N.ge(u64::MAX).matches(&stored));

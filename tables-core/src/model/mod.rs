@@ -31,18 +31,20 @@ mod schema;
 mod tag;
 mod typed_key;
 
+pub use crate::filter::Reads;
 pub use crate::key::KeyRange;
 pub use codec::OtherProperties;
 pub use column::{
-    EncryptedColumn, EncryptedFieldsCannotBeFiltered, Filterable, Operand, SeriesColumn,
-    TypedColumn,
+    EncryptedColumn, EncryptedFieldsCannotBeFiltered, FilterFor, Filterable, Operand, SeriesColumn,
+    TypedColumn, TypedFilter,
 };
 pub use index::{primary_from_copy, primary_key_of_copy, IndexCopy, IndexEntry};
 pub use keypart::{KeyDate, KeyInt, KeyText, KeyTime};
 pub use property::Property;
-pub use registry::check_writer;
+pub use range::TextRange;
+pub use registry::{check_writer, claimant};
 pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
-pub use tag::{kind_of, rows_filter, Tag, TagValue};
+pub use tag::{kind_of, rows_filter, schema_of, Tag, TagValue};
 pub use typed_key::{
     Contains, CopyIndex, CopyIndexKeyOf, IndexKey, IndexOf, Key, KeyOf, ListIndex, ListIndexKeyOf,
     PartitionOf,
@@ -56,20 +58,20 @@ use crate::value::Value;
 pub mod __private {
     pub use super::codec::{
         check_kind, check_not_client_row, check_tag, decode_field, decode_json, decode_with,
-        encode_field, encode_json, encode_with, entity_type, expect_string, hold_encoded,
-        hold_spill_encoded, kinds_distinct, mark_wide, missing_is_default, new_entity,
-        push_other_properties, push_property, seal_encoded, series_array, series_point, str_eq,
-        take_properties, unhold_slot, unknown_kind, unknown_variant, unknown_version, unseal_slot,
-        FieldCodec, PropertyNames, TakenProperties, TakenProperty,
+        encode_field, encode_json, encode_with, entity_type, expect_string, explain_decode,
+        hold_encoded, hold_spill_encoded, kinds_distinct, mark_wide, missing_is_default,
+        new_entity, push_other_properties, push_property, seal_encoded, series_array, series_point,
+        str_eq, take_properties, unhold_slot, unknown_kind, unknown_variant, unknown_version,
+        unseal_slot, FieldCodec, PropertyNames, TakenProperties, TakenProperty,
     };
     pub use super::index::{index_copy, index_entry_for};
     pub use super::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
     pub use super::range::{
-        prefix_str, range_date, range_padded, range_reverse_ticks, range_signed, range_str,
-        range_ticks, range_uuid,
+        prefix_str, range_date, range_iso, range_padded, range_reverse_ticks, range_signed,
+        range_str, range_ticks, range_uuid,
     };
     pub use super::reader::{
-        finish_partition_key, finish_row_key, write_bucket, write_date, write_literal,
+        finish_partition_key, finish_row_key, write_bucket, write_date, write_iso, write_literal,
         write_padded, write_reverse_ticks, write_shard, write_signed, write_str_part, write_text,
         write_ticks, KeyReader,
     };

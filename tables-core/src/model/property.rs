@@ -2,6 +2,7 @@
 
 use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
+use crate::filter::Reads;
 use crate::value::{EdmType, Value};
 
 /// A Rust type stored as one table property.
@@ -27,10 +28,12 @@ use crate::value::{EdmType, Value};
 /// | unit enums with `#[derive(Property)]` | `Edm.String` |
 ///
 /// A `u32` is always written as `Edm.Int64`, never `Int32` for small values, so
-/// every stored value of a field has one type and a typed filter finds them all.
-/// Reading is lenient where it is lossless: an integer field accepts `Int32` or
-/// `Int64` in range, a float field accepts `Int32` (the Cosmos DB Table API returns
-/// whole doubles untyped).
+/// every value a field writes has one type. Reading is lenient where it is
+/// lossless, because other programs write other types into the same column: an
+/// integer field accepts `Int32` or `Int64` in range, a float field accepts
+/// `Int32` and `Int64` (the Python and JS SDKs store whole numbers as integers; the
+/// Cosmos DB Table API returns whole doubles untyped). Typed filters follow the
+/// reader ([`Property::READS`]), so they match every row it reads.
 ///
 /// ```
 /// use tables_core::model::Property;
@@ -59,6 +62,10 @@ pub trait Property: Sized {
     /// The Edm type the value is written as.
     const EDM_TYPE: EdmType;
 
+    /// Which stored values [`Property::from_value`] accepts, so typed filters match
+    /// every row it reads: only [`Property::EDM_TYPE`] unless the type says more.
+    const READS: Reads = Reads::Written;
+
     /// The property value; `None` writes no property.
     ///
     /// # Errors
@@ -86,10 +93,14 @@ pub(crate) fn missing(type_name: &str) -> Error {
 }
 
 macro_rules! property_via_value {
-    ($edm:ident: $($t:ty),* $(,)?) => {$(
+    ($edm:ident: $($t:ty),* $(,)?) => {
+        property_via_value!($edm reads Written: $($t),*);
+    };
+    ($edm:ident reads $reads:ident: $($t:ty),* $(,)?) => {$(
         impl Property for $t {
             type Scalar = $t;
             const EDM_TYPE: EdmType = EdmType::$edm;
+            const READS: Reads = Reads::$reads;
 
             fn to_value(&self) -> Result<Option<Value>> {
                 Ok(Some(Value::$edm(self.clone().into())))
@@ -107,9 +118,10 @@ macro_rules! property_via_value {
 
 property_via_value!(String: String);
 property_via_value!(Boolean: bool);
-property_via_value!(Int32: i8, i16, i32, u8, u16);
-property_via_value!(Int64: i64, u32);
-property_via_value!(Double: f32, f64);
+property_via_value!(Int32 reads Integer: i8, i16, i32, u8, u16);
+property_via_value!(Int64 reads Integer: i64, u32);
+property_via_value!(Double reads Single: f32);
+property_via_value!(Double reads Double: f64);
 property_via_value!(DateTime: DateTime);
 property_via_value!(Guid: uuid::Uuid);
 property_via_value!(Binary: Vec<u8>);
@@ -117,6 +129,7 @@ property_via_value!(Binary: Vec<u8>);
 impl Property for u64 {
     type Scalar = u64;
     const EDM_TYPE: EdmType = EdmType::Int64;
+    const READS: Reads = Reads::Integer;
 
     fn to_value(&self) -> Result<Option<Value>> {
         Value::try_from(*self).map(Some)
@@ -186,6 +199,7 @@ impl Property for char {
 impl Property for std::time::Duration {
     type Scalar = std::time::Duration;
     const EDM_TYPE: EdmType = EdmType::Int64;
+    const READS: Reads = Reads::Integer;
 
     fn to_value(&self) -> Result<Option<Value>> {
         match i64::try_from(self.as_nanos()) {
@@ -229,6 +243,7 @@ impl Property for std::time::Duration {
 impl<T: Property> Property for Option<T> {
     type Scalar = T::Scalar;
     const EDM_TYPE: EdmType = T::EDM_TYPE;
+    const READS: Reads = T::READS;
 
     fn to_value(&self) -> Result<Option<Value>> {
         match self {

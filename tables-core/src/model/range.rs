@@ -2,10 +2,10 @@
 //! helpers call them): the glue between a field's codec and its key form in
 //! [`crate::key::form`].
 
-use std::ops::RangeBounds;
+use std::ops::{Bound, RangeBounds};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::form::{self, date, inclusive_domain, padded, signed, text, ticks, Encoded};
+use crate::key::form::{self, date, inclusive_domain, iso, padded, signed, text, ticks, Encoded};
 use crate::key::KeyRange;
 use crate::model::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
 use crate::model::reader::write_text;
@@ -89,6 +89,32 @@ pub fn range_ticks<T>(
     Ok(ticks::range(&prefix, domain))
 }
 
+/// The RowKeys of a `{field:iso(N)}` placeholder over `range`, after `prefix`: the
+/// instants of the range the form can write (to its `digits`).
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidInput`] for a bound outside the service's date range.
+pub fn range_iso<T>(
+    prefix: String,
+    codec: &KeyTimeCodec<T>,
+    range: impl RangeBounds<T>,
+    digits: u8,
+    field: &'static str,
+) -> Result<KeyRange> {
+    let time = |v: &T| (codec.to)(v).map_err(|e| range_error(field, e.message().to_owned()));
+    let bound = |bound: std::ops::Bound<&T>| -> Result<Option<(crate::DateTime, bool)>> {
+        Ok(match bound {
+            std::ops::Bound::Included(v) => Some((time(v)?, true)),
+            std::ops::Bound::Excluded(v) => Some((time(v)?, false)),
+            std::ops::Bound::Unbounded => None,
+        })
+    };
+    let low = bound(range.start_bound())?;
+    let high = bound(range.end_bound())?;
+    Ok(iso::range(&prefix, low, high, digits))
+}
+
 /// The RowKeys of a `{field:rticks}` (reverse ticks) placeholder over `range` (a
 /// range of times; the keys run newest first), after `prefix`.
 ///
@@ -148,13 +174,49 @@ pub fn range_uuid(prefix: String, range: impl RangeBounds<uuid::Uuid>) -> Result
 /// # Errors
 ///
 /// None today; `Result` for symmetry with the other range helpers.
-pub fn range_str<'r>(
-    prefix: String,
-    range: impl RangeBounds<&'r str>,
-    field: &'static str,
-) -> Result<KeyRange> {
+pub fn range_str(prefix: String, range: impl TextRange, field: &'static str) -> Result<KeyRange> {
     let _ = field;
-    Ok(text::range(&prefix, range))
+    Ok(text::range(&prefix, range.text_bounds()))
+}
+
+/// A range of text for a text placeholder's range helper: any range of `&str`,
+/// `String` or other `AsRef<str>` values (`"a".."k"`, `from..=to` over `String`s,
+/// `..`).
+pub trait TextRange {
+    /// The bounds, as text.
+    fn text_bounds(&self) -> (Bound<&str>, Bound<&str>);
+}
+
+fn text_bound<S: AsRef<str>>(bound: Bound<&S>) -> Bound<&str> {
+    match bound {
+        Bound::Included(s) => Bound::Included(s.as_ref()),
+        Bound::Excluded(s) => Bound::Excluded(s.as_ref()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl TextRange for std::ops::RangeFull {
+    fn text_bounds(&self) -> (Bound<&str>, Bound<&str>) {
+        (Bound::Unbounded, Bound::Unbounded)
+    }
+}
+
+macro_rules! text_range {
+    ($($range:ident),* $(,)?) => {$(
+        impl<S: AsRef<str>> TextRange for std::ops::$range<S> {
+            fn text_bounds(&self) -> (Bound<&str>, Bound<&str>) {
+                (text_bound(self.start_bound()), text_bound(self.end_bound()))
+            }
+        }
+    )*};
+}
+
+text_range!(Range, RangeInclusive, RangeFrom, RangeTo, RangeToInclusive);
+
+impl<S: AsRef<str>> TextRange for (Bound<S>, Bound<S>) {
+    fn text_bounds(&self) -> (Bound<&str>, Bound<&str>) {
+        (text_bound(self.0.as_ref()), text_bound(self.1.as_ref()))
+    }
 }
 
 /// The RowKeys whose trailing `{field}` text placeholder starts with `text_prefix`.

@@ -4,7 +4,7 @@
 use crate::datetime::DateTime;
 use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
-use crate::key::form::{date, padded, shard, signed, text, ticks};
+use crate::key::form::{date, iso, padded, shard, signed, text, ticks};
 use crate::key::{validate_partition_key, validate_row_key};
 use crate::model::keypart::{KeyDateCodec, KeyIntCodec, KeyTextCodec, KeyTimeCodec};
 
@@ -166,6 +166,23 @@ pub fn write_reverse_ticks<T>(
     field: &'static str,
 ) -> Result<()> {
     write_time(out, codec, value, field, ticks::write_reverse)
+}
+
+/// Appends a point in time as ISO 8601 UTC text with `digits` fractional digits.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidKey`] naming the field when the time is outside the service's
+/// range or has more precision than `digits` holds.
+pub fn write_iso<T>(
+    out: &mut String,
+    codec: &KeyTimeCodec<T>,
+    value: &T,
+    digits: u8,
+    field: &'static str,
+) -> Result<()> {
+    let time = (codec.to)(value).map_err(|e| key_error(field, e.message().to_owned()))?;
+    iso::write(out, time, digits).map_err(|e| key_error(field, e.message().to_owned()))
 }
 
 /// Appends a calendar date as `yyyy-MM-dd`.
@@ -438,6 +455,22 @@ impl<'a> KeyReader<'a> {
     pub fn reverse_ticks<T>(&mut self, codec: &KeyTimeCodec<T>, field: &'static str) -> Result<T> {
         let part = self.take_fixed(ticks::TICKS_KEY_WIDTH, field)?;
         let time = ticks::decode_reverse_ticks_key(part).and_then(codec.from);
+        self.field(field, part, time)
+    }
+
+    /// Reads an ISO 8601 UTC instant with `digits` fractional digits.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Decode`] when the part isn't such an instant or `T` can't hold it.
+    pub fn iso<T>(
+        &mut self,
+        codec: &KeyTimeCodec<T>,
+        digits: u8,
+        field: &'static str,
+    ) -> Result<T> {
+        let part = self.take_fixed(iso::iso_key_width(digits), field)?;
+        let time = iso::decode_iso_key(part, digits).and_then(codec.from);
         self.field(field, part, time)
     }
 

@@ -14,8 +14,9 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{OnceLock, PoisonError, RwLock};
 
+use crate::entity::DynamicEntity;
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::{EntitySchema, Row};
+use crate::model::{row_role, EntitySchema, Row, RowRole, Tag};
 
 /// One derived entity type, as the derive registers it.
 #[doc(hidden)]
@@ -81,6 +82,68 @@ pub fn check_writer<T: Row>() -> Result<()> {
         None => Ok(()),
         Some(message) => Err(Error::new(ErrorKind::InvalidInput, message)),
     }
+}
+
+/// Another kind of the program whose tag `row` carries, where that tag can't mark a
+/// row of `mine` (an untagged type): `(type name, schema)`.
+///
+/// An untagged type reads every row of its table, so a row another kind's tag
+/// marks would otherwise read as it (or fail to, with a misleading error). A tag
+/// counts only where it tells the rows apart: an `EntityType` naming another kind,
+/// a tag column `mine` doesn't store, a RowKey prefix `mine`'s own keys can't have.
+/// Kinds the program doesn't declare are unknown here; their rows read as `mine`.
+pub fn claimant(
+    mine: &'static EntitySchema,
+    row: &DynamicEntity,
+) -> Option<(&'static str, &'static EntitySchema)> {
+    let own_prefix = literal_start(mine.row_key);
+    by_kind()
+        .iter()
+        .filter(|(kind, _)| **kind != mine.kind)
+        .flat_map(|(_, types)| types.iter())
+        .find(|(_, theirs)| match theirs.tag {
+            Tag::Kind => row_role(row) == RowRole::Primary { kind: theirs.kind },
+            Tag::Property { name, value } => {
+                !mine.property_names().any(|own| own == name)
+                    && row.get(name).is_some_and(|found| value.is(found))
+            }
+            Tag::RowKeyPrefix(prefix) => {
+                // Ambiguous when either prefix could start the other's keys.
+                !own_prefix.starts_with(prefix)
+                    && !prefix.starts_with(own_prefix)
+                    && row.row_key.starts_with(prefix)
+            }
+            Tag::Untagged => false,
+        })
+        .copied()
+}
+
+/// Another kind of the program whose mark a row that `mine` failed to decode
+/// carries, even where the mark could also be `mine`'s (a RowKey prefix `mine`'s keys
+/// may have, a tag column of `mine`'s): the likely cause of the failure, as
+/// `(type name, schema)`. `names` are the row's property names.
+pub(crate) fn likely_other_kind<'a>(
+    mine: &'static EntitySchema,
+    row_key: &str,
+    names: impl Fn(&str) -> bool + 'a,
+) -> Option<(&'static str, &'static EntitySchema)> {
+    by_kind()
+        .iter()
+        .filter(|(kind, _)| **kind != mine.kind)
+        .flat_map(|(_, types)| types.iter())
+        .find(|(_, theirs)| match theirs.tag {
+            Tag::RowKeyPrefix(prefix) => row_key.starts_with(prefix),
+            Tag::Property { name, .. } => names(name),
+            Tag::Kind | Tag::Untagged => false,
+        })
+        .copied()
+}
+
+/// The literal text a key template starts with (`"EMPLOYEE_"` of
+/// `"EMPLOYEE_{id:06}"`; `""` when it starts with a placeholder).
+fn literal_start(template: &str) -> &str {
+    let end = template.find('{').unwrap_or(template.len());
+    &template[..end]
 }
 
 /// Why `writer` (whose schema is `mine`) must not write its kind, if it must not.

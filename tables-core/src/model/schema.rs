@@ -36,9 +36,12 @@ impl EntitySchema {
         self.tag.filter(self.kind)
     }
 
-    /// Whether `row` is a primary row of this type, by its tag.
-    pub fn is_tagged(&self, row: &crate::entity::DynamicEntity) -> bool {
+    /// Whether `row` is a primary row of this type, by its tag. An untagged type
+    /// takes every row but the client's own and those another kind of the program
+    /// claims by its tag ([`claimant`](super::registry::claimant)).
+    pub fn is_tagged(&'static self, row: &crate::entity::DynamicEntity) -> bool {
         self.tag.matches(row, self.kind)
+            && (self.tag != super::Tag::Untagged || super::registry::claimant(self, row).is_none())
     }
 
     /// The index or index entity named `name`.

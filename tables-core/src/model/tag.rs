@@ -13,7 +13,7 @@
 use crate::entity::DynamicEntity;
 use crate::filter::{col, Filter};
 use crate::model::{
-    row_role, KeyRange, Row, RowRole, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY,
+    row_role, EntitySchema, KeyRange, Row, RowRole, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY,
 };
 use crate::value::Value;
 
@@ -150,12 +150,24 @@ pub fn rows_filter<T: Row>() -> Option<Filter> {
     )
 }
 
-/// The kind of `row` among `T`'s types: the first whose tag it carries.
+/// The kind of `row` among `T`'s types ([`schema_of`]).
 pub fn kind_of<T: Row>(row: &DynamicEntity) -> Option<&'static str> {
-    T::schemas()
-        .into_iter()
+    schema_of(&T::schemas(), row).map(|schema| schema.kind)
+}
+
+/// The type among `schemas` that `row` is a primary row of: the first tagged one
+/// whose tag it carries, else the first untagged one that takes it. An untagged
+/// type takes any row, so it comes last whatever its place in a union.
+pub fn schema_of(
+    schemas: &[&'static EntitySchema],
+    row: &DynamicEntity,
+) -> Option<&'static EntitySchema> {
+    let tagged = schemas.iter().filter(|s| s.tag != Tag::Untagged);
+    let untagged = schemas.iter().filter(|s| s.tag == Tag::Untagged);
+    tagged
+        .chain(untagged)
+        .copied()
         .find(|schema| schema.is_tagged(row))
-        .map(|schema| schema.kind)
 }
 
 /// Whether `row` is not one of the rows the client keeps for itself: a row with no

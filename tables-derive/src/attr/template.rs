@@ -32,9 +32,14 @@ pub(crate) enum RawForm {
     Ticks,
     /// `{f:rticks}`
     ReverseTicks,
+    /// `{f:iso}` (0 digits), `{f:iso(N)}`
+    Iso(u8),
     /// `{f:shard(N)}`
     Shard(usize),
 }
+
+/// The most fractional digits of `{f:iso(N)}` (the service's 100 ns).
+pub(crate) const MAX_ISO_DIGITS: u8 = 7;
 
 /// The most buckets a shard placeholder may name.
 pub(crate) const MAX_SHARDS: usize = 1000;
@@ -149,7 +154,17 @@ fn raw_form(name: &str, form: &str) -> Result<RawForm, String> {
         "signed" => return Ok(RawForm::Signed),
         "ticks" => return Ok(RawForm::Ticks),
         "rticks" => return Ok(RawForm::ReverseTicks),
+        "iso" => return Ok(RawForm::Iso(0)),
         _ => {}
+    }
+    if let Some(digits) = form.strip_prefix("iso(").and_then(|f| f.strip_suffix(')')) {
+        return match digits.parse::<u8>() {
+            Ok(n) if n <= MAX_ISO_DIGITS => Ok(RawForm::Iso(n)),
+            _ => Err(format!(
+                "`{{{name}:{form}}}`: the fractional digits must be a number from 0 to {MAX_ISO_DIGITS}, \
+                 e.g. `{{{name}:iso(3)}}` for milliseconds"
+            )),
+        };
     }
     if let Some(count) = form
         .strip_prefix("shard(")
@@ -176,7 +191,8 @@ fn raw_form(name: &str, form: &str) -> Result<RawForm, String> {
             "unknown key form `{form}` in `{{{name}:{form}}}`{hint}; the forms are `{{{name}}}` (text, or a Uuid), \
              `{{{name}:0N}}` (unsigned integer zero-padded to N digits, 1 to {MAX_WIDTH}), `{{{name}:signed}}` \
              (signed integer), `{{{name}:ticks}}` and `{{{name}:rticks}}` (date-time, oldest or newest first), \
-             `{{{name}:shard(N)}}` (a stable hash bucket of text, 0 to N-1)"
+             `{{{name}:iso}}` and `{{{name}:iso(N)}}` (date-time as ISO 8601 UTC text with N fractional \
+             digits), `{{{name}:shard(N)}}` (a stable hash bucket of text, 0 to N-1)"
         ));
     };
     match digits.parse::<usize>() {
@@ -294,6 +310,7 @@ fn bind(name: &str, form: RawForm, fields: &[Field], span: Span) -> syn::Result<
         RawForm::Signed => KeyForm::Signed,
         RawForm::Ticks => KeyForm::Ticks,
         RawForm::ReverseTicks => KeyForm::ReverseTicks,
+        RawForm::Iso(digits) => KeyForm::Iso(digits),
         RawForm::Shard(n) => KeyForm::Shard(n),
     };
     Ok(Placeholder { field: index, form })

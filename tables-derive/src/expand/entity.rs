@@ -256,7 +256,6 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let p = &cx.private;
     let kind = lit(&model.kind);
     let version = Literal::u32_unsuffixed(model.version);
-    let tag = super::schema::tag(cx);
     let upgrades = model.upgrade_from.iter().map(|older| {
         quote! {
             if <#older as #p::Entity>::decodes_version(__version) {
@@ -285,6 +284,7 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     // Every other field is decoded first (its errors name the entity's keys); a key
     // that is one whole `String` field is then moved, not copied, into the value.
     let mut decoded = Vec::new();
+    let mut targets = Vec::new();
     let values: Vec<TokenStream> = model
         .fields
         .iter()
@@ -303,13 +303,40 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
                 let value = decode(cx, field);
                 let target = local("v", field);
                 decoded.push(quote!(let #target = #value;));
+                let ty = &field.ty;
+                targets.push((target.clone(), quote!(#ty)));
                 quote!(#id: #target)
             }
         })
         .collect();
+    // With stored fields, their errors get the row's likely cause first (another
+    // kind's row, a property under another case), from the names `__taken` keeps.
+    let decode_fields = if stored.is_empty() {
+        quote!(#(#decoded)*)
+    } else {
+        let names: Vec<&syn::Ident> = targets.iter().map(|(name, _)| name).collect();
+        let types: Vec<&TokenStream> = targets.iter().map(|(_, ty)| ty).collect();
+        quote! {
+            #[allow(clippy::redundant_closure_call)]
+            let (#(#names,)*) = match (|| -> #p::Result<(#(#types,)*)> {
+                #(#decoded)*
+                ::core::result::Result::Ok((#(#names,)*))
+            })() {
+                ::core::result::Result::Ok(__values) => __values,
+                ::core::result::Result::Err(__error) => {
+                    return ::core::result::Result::Err(#p::explain_decode(
+                        __error,
+                        &entity,
+                        &__taken,
+                        <Self as #p::Entity>::schema(),
+                    ));
+                }
+            };
+        }
+    };
     Ok(quote! {
         fn from_entity(#mutability entity: #p::DynamicEntity) -> #p::Result<Self> {
-            let __version = #p::check_tag(&entity, &#tag, #kind, #version)?;
+            let __version = #p::check_tag(&entity, <Self as #p::Entity>::schema())?;
             if __version != #version {
                 #(#upgrades)*
                 return ::core::result::Result::Err(
@@ -319,7 +346,7 @@ fn from_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             #read_pk
             #read_rk
             #take
-            #(#decoded)*
+            #decode_fields
             #check_pk
             #check_rk
             ::core::result::Result::Ok(Self { #(#values),* })

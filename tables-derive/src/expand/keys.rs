@@ -113,6 +113,10 @@ pub(crate) fn write_segments(
                             KeyForm::ReverseTicks => {
                                 quote!(#p::write_reverse_ticks(&mut #out, &#codec, #value, #name)?;)
                             }
+                            KeyForm::Iso(digits) => {
+                                let digits = Literal::u8_unsuffixed(digits);
+                                quote!(#p::write_iso(&mut #out, &#codec, #value, #digits, #name)?;)
+                            }
                             KeyForm::Date => {
                                 quote!(#p::write_date(&mut #out, &#codec, #value, #name)?;)
                             }
@@ -628,6 +632,10 @@ fn read_part(
         KeyForm::Signed => quote!(#reader.signed(&#codec, #name)),
         KeyForm::Ticks => quote!(#reader.ticks(&#codec, #name)),
         KeyForm::ReverseTicks => quote!(#reader.reverse_ticks(&#codec, #name)),
+        KeyForm::Iso(digits) => {
+            let digits = Literal::u8_unsuffixed(digits);
+            quote!(#reader.iso(&#codec, #digits, #name))
+        }
         KeyForm::Date => quote!(#reader.date(&#codec, #name)),
         KeyForm::Shard(buckets) => {
             let buckets = Literal::usize_unsuffixed(buckets);
@@ -641,7 +649,7 @@ fn key_trait(form: KeyForm) -> &'static str {
     match form {
         KeyForm::Text | KeyForm::Uuid | KeyForm::Shard(_) => "TEXT",
         KeyForm::Padded(_) | KeyForm::Signed => "INT",
-        KeyForm::Ticks | KeyForm::ReverseTicks => "TIME",
+        KeyForm::Ticks | KeyForm::ReverseTicks | KeyForm::Iso(_) => "TIME",
         KeyForm::Date => "DATE",
     }
 }

@@ -157,13 +157,20 @@ impl Helper<'_> {
                 quote!(#ty),
                 quote!(#p::range_reverse_ticks(__key, &#codec, #range, #name_lit)),
             ),
+            KeyForm::Iso(digits) => {
+                let digits = Literal::u8_unsuffixed(digits);
+                (
+                    quote!(#ty),
+                    quote!(#p::range_iso(__key, &#codec, #range, #digits, #name_lit)),
+                )
+            }
             KeyForm::Uuid => (quote!(#ty), quote!(#p::range_uuid(__key, #range))),
             KeyForm::Date => (
                 quote!(#ty),
                 quote!(#p::range_date(__key, &#codec, #range, #name_lit)),
             ),
             KeyForm::Text => (
-                quote!(&'r str),
+                TokenStream::new(),
                 quote!(#p::range_str(__key, #range, #name_lit)),
             ),
             KeyForm::Shard(_) => {
@@ -173,10 +180,11 @@ impl Helper<'_> {
                 ))
             }
         };
-        let generics = if form == KeyForm::Text {
-            quote!(<'r>)
+
+        let range_type = if form == KeyForm::Text {
+            quote!(impl #p::TextRange)
         } else {
-            TokenStream::new()
+            quote!(impl ::core::ops::RangeBounds<#bound>)
         };
         let doc = self.doc(&name, &format!("the rows whose `{name}` is in `{range}`"));
         let (body, call) = if cx.stub {
@@ -189,7 +197,7 @@ impl Helper<'_> {
         };
         Ok(quote! {
             #[doc = #doc]
-            #vis fn #fn_name #generics(#(#params,)* #range: impl ::core::ops::RangeBounds<#bound>) -> #p::Result<#p::KeyRange> {
+            #vis fn #fn_name(#(#params,)* #range: #range_type) -> #p::Result<#p::KeyRange> {
                 #body
                 #call
             }

@@ -157,7 +157,7 @@ fn column_scalar(p: &TokenStream, shape: &TypeShape, ty: &syn::Type) -> TokenStr
     }
 }
 
-/// `const AGE: TypedColumn<i32> = TypedColumn::new("Age");` for every plain stored
+/// `const AGE: TypedColumn<Self, i32> = TypedColumn::new("Age");` for every plain stored
 /// field.
 pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
     let model = cx.model;
@@ -201,7 +201,7 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         ));
         items.extend(quote_spanned! {ty.span()=>
             #[doc = #doc]
-            #vis const #name: #p::TypedColumn<#scalar> = <#p::TypedColumn<#scalar>>::new(#property);
+            #vis const #name: #p::TypedColumn<Self, #scalar> = <#p::TypedColumn<Self, #scalar>>::new(#property);
         });
     }
     for field in model.fields.iter().filter(|f| is_stored(f)) {
@@ -227,7 +227,7 @@ pub(crate) fn columns(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
         ));
         items.extend(quote_spanned! {element.span()=>
             #[doc = #doc]
-            #vis const #name: #p::SeriesColumn<#scalar> = <#p::SeriesColumn<#scalar>>::new(&[#(#points),*]);
+            #vis const #name: #p::SeriesColumn<Self, #scalar> = <#p::SeriesColumn<Self, #scalar>>::new(&[#(#points),*]);
         });
     }
     Ok(items)

@@ -648,7 +648,7 @@ fn beside_errors_the_inherent_items_keep_their_signatures_and_never_run() {
         "fn row_key (employee_id : u32)",
         "fn employee_id_range",
         "fn email_key (department : & str , email : & str)",
-        "const AGE : :: tables_client :: __private :: TypedColumn < i32 >",
+        "const AGE : :: tables_client :: __private :: TypedColumn < Self , i32 >",
     ] {
         assert!(text.contains(item), "{item} missing from {text}");
     }

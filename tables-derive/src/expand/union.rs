@@ -77,9 +77,19 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
             fn from_entity(entity: #p::DynamicEntity) -> #p::Result<Self> {
                 // Index rows and the client's own rows are never a variant.
                 #p::check_not_client_row(&entity)?;
-                // The first variant whose tag the row carries.
+                // The first variant whose tag the row carries; untagged variants,
+                // which take any row, only after every tagged one.
                 #(
-                    if <#types as #p::Entity>::schema().is_tagged(&entity) {
+                    if <#types as #p::Entity>::schema().tag != #p::Tag::Untagged
+                        && <#types as #p::Entity>::schema().is_tagged(&entity)
+                    {
+                        return <#types as #p::Row>::from_entity(entity).map(#ident::#variants);
+                    }
+                )*
+                #(
+                    if <#types as #p::Entity>::schema().tag == #p::Tag::Untagged
+                        && <#types as #p::Entity>::schema().is_tagged(&entity)
+                    {
                         return <#types as #p::Row>::from_entity(entity).map(#ident::#variants);
                     }
                 )*
@@ -136,6 +146,16 @@ pub(crate) fn union_items(model: &UnionModel) -> TokenStream {
         #from_other
 
         #row
+
+        // A query for the union takes filters on each variant's columns.
+        #(
+            #[automatically_derived]
+            impl #p::FilterFor<#ident> for #p::TypedFilter<#types> {
+                fn into_filter(self) -> #p::Filter {
+                    #p::TypedFilter::into_filter(self)
+                }
+            }
+        )*
 
         // A table of the union holds the union's rows and each variant's.
         #[automatically_derived]

@@ -47,6 +47,8 @@ pub(crate) fn placeholder_text(name: &str, form: KeyForm) -> String {
         KeyForm::Signed => format!("{{{name}:signed}}"),
         KeyForm::Ticks => format!("{{{name}:ticks}}"),
         KeyForm::ReverseTicks => format!("{{{name}:rticks}}"),
+        KeyForm::Iso(0) => format!("{{{name}:iso}}"),
+        KeyForm::Iso(digits) => format!("{{{name}:iso({digits})}}"),
         KeyForm::Shard(buckets) => format!("{{{name}:shard({buckets})}}"),
     }
 }
@@ -256,20 +258,27 @@ fn date_time_has_ticks(slot: &Slot<'_>) -> Option<String> {
 /// Rule 8: `:ticks` / `:rticks` are for date-times.
 fn ticks_on_date_time(slot: &Slot<'_>) -> Option<String> {
     let shape = slot.shape();
-    let misused = matches!(slot.form, KeyForm::Ticks | KeyForm::ReverseTicks)
-        && matches!(
-            shape,
-            TypeShape::Int(_)
-                | TypeShape::String
-                | TypeShape::Str
-                | TypeShape::Uuid
-                | TypeShape::Char
-                | TypeShape::Date
-        );
+    let misused = matches!(
+        slot.form,
+        KeyForm::Ticks | KeyForm::ReverseTicks | KeyForm::Iso(_)
+    ) && matches!(
+        shape,
+        TypeShape::Int(_)
+            | TypeShape::String
+            | TypeShape::Str
+            | TypeShape::Uuid
+            | TypeShape::Char
+            | TypeShape::Date
+    );
     misused.then(|| {
         let name = slot.name();
+        let form = if matches!(slot.form, KeyForm::Iso(_)) {
+            "ISO 8601 instants"
+        } else {
+            "ticks"
+        };
         format!(
-            "{}: ticks are for date-times, and `{name}` is {}; write {}",
+            "{}: {form} are for date-times, and `{name}` is {}; write {}",
             slot.at(),
             describe(shape),
             suggested_form(&name, shape)

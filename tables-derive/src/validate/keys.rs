@@ -345,7 +345,7 @@ pub(crate) fn hot_partition(model: &EntityModel, site: &Site<'_>, errors: &mut E
     };
     if !matches!(
         first.form,
-        KeyForm::Ticks | KeyForm::ReverseTicks | KeyForm::Date
+        KeyForm::Ticks | KeyForm::ReverseTicks | KeyForm::Iso(_) | KeyForm::Date
     ) {
         return;
     }

@@ -35,6 +35,19 @@ impl Backend {
         crate::azurite::url_or_skip(test).map(Backend::Azurite)
     }
 
+    /// Where this configuration knowingly differs from Azure
+    /// ([`Capabilities::azurite`](crate::Capabilities::azurite) on Azurite,
+    /// Azure's rules everywhere else): scenarios branch on these flags, never on
+    /// which backend runs them.
+    pub fn capabilities(&self) -> crate::Capabilities {
+        match self {
+            Backend::Azurite(_) => crate::Capabilities::azurite(),
+            Backend::Mem | Backend::OneRowPages | Backend::Server(_) => {
+                crate::Capabilities::azure()
+            }
+        }
+    }
+
     /// The run's `tables-server` ([`crate::server::url`]): always there.
     pub fn server() -> Backend {
         Backend::Server(crate::server::url())

@@ -58,6 +58,56 @@ fn assert_names(err: &Error, kind: ErrorKind, origin: &str, what: &str, check: &
     }
 }
 
+/// A refused connection names the settings of the server that answered there before
+/// (its `Server` header), and none when nothing has answered yet.
+#[tokio::test]
+async fn a_refused_connection_names_the_server_seen_there() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let cases: [(&str, Option<&str>); 3] = [
+        ("Azurite-Table/3.35.0", Some("--tableHost and --tablePort")),
+        ("tables-server/0.1.0", Some("its --host and --port")),
+        ("Windows-Azure-Table/1.0 Microsoft-HTTPAPI/2.0", None),
+    ];
+    for (server, settings) in cases {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let answer = format!(
+            "HTTP/1.1 404 Not Found\r\nServer: {server}\r\nx-ms-error-code: ResourceNotFound\r\n\
+             Connection: close\r\nContent-Length: 0\r\n\r\n"
+        );
+        // One answer, then the server is gone.
+        let once = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("accept");
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let _ = socket.write_all(answer.as_bytes()).await;
+        });
+        let engine = no_retry_engine(
+            &format!("http://127.0.0.1:{port}/{DEV_ACCOUNT}"),
+            sas("sp=raud&se=2099-01-01T00%3A00%3A00Z"),
+        );
+        // A 404: the entity is missing, and the answer named the server.
+        let first = engine.get_entity(TABLE, &key("p", "r"), None).await;
+        assert!(matches!(first, Ok(None)), "{server}: {first:?}");
+        once.await.expect("the server task ends");
+        let err = engine
+            .get_entity(TABLE, &key("p", "r"), None)
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("connection refused"), "{server}: {text}");
+        match settings {
+            Some(settings) => assert!(text.contains(settings), "{server}: {text}"),
+            None => assert!(
+                !text.contains("--tableHost") && !text.contains("--host"),
+                "{server}: {text}"
+            ),
+        }
+    }
+}
+
 #[tokio::test]
 async fn connection_failures_name_the_endpoint_the_request_and_what_to_check() {
     let credential = sas("sp=raud&se=2099-01-01T00%3A00%3A00Z");
@@ -66,12 +116,19 @@ async fn connection_failures_name_the_endpoint_the_request_and_what_to_check() {
     let origin = format!("http://127.0.0.1:{port}");
     let refused = no_retry_engine(&format!("{origin}/{DEV_ACCOUNT}"), credential.clone());
     let (result, _) = timed(refused.get_entity(TABLE, &key("p", "r"), None)).await;
+    let err = result.unwrap_err();
     assert_names(
-        &result.unwrap_err(),
+        &err,
         ErrorKind::Transport,
         &origin,
         &format!("GET /{DEV_ACCOUNT}/{TABLE}(PartitionKey='p',RowKey='r')"),
         "connection refused",
+    );
+    // Nothing answered there yet: no server's settings are named.
+    let text = err.to_string();
+    assert!(
+        !text.contains("--tableHost") && !text.contains("--host"),
+        "{text}"
     );
     let (result, _) = timed(refused.write(TABLE, &WriteOp::Insert(sample("p", "r")))).await;
     let err = result.unwrap_err();

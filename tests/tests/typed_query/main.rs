@@ -251,10 +251,10 @@ async fn take_bounds_the_total_across_pages(backend: Backend) -> Result<()> {
     // Pages respect it too, and so does a resumed page.
     let first = query.clone().page(None).await?;
     assert_eq!(first.items.len(), 2);
-    let second = query.clone().page(first.next.as_ref()).await?;
-    let third = query.clone().page(second.next.as_ref()).await?;
+    let second = query.clone().page(first.next_token()).await?;
+    let third = query.clone().page(second.next_token()).await?;
     assert_eq!(third.items.len(), 1);
-    assert!(third.next.is_none());
+    assert!(third.is_last());
 
     assert_eq!(
         employees.query().partition("Sales").first().await?.as_ref(),
@@ -290,10 +290,18 @@ async fn page_size_shapes_pages(backend: Backend) -> Result<()> {
         let page = employees.query().page_size(3).page(token.as_ref()).await?;
         sizes.push(page.items.len());
         read.extend(page.items.into_iter().map(|v| v.value));
-        match page.next {
-            Some(next) => token = Some(next),
-            None => break,
+        if page.next.is_end() {
+            // Resumed, the end token gives an empty last page: never the first again.
+            let again = employees
+                .query()
+                .page_size(3)
+                .page(Some(&page.next))
+                .await?;
+            assert!(again.items.is_empty() && again.is_last());
+            assert_eq!(again.next, page.next);
+            break;
         }
+        token = Some(page.next);
     }
     assert_eq!(read, all);
     let (last, full) = sizes.split_last().unwrap();
@@ -430,7 +438,7 @@ async fn page_token_resumes_in_another_client(backend: Backend) -> Result<()> {
         .collect();
     let first = query(&service).page(None).await?;
     assert_eq!(first.items.len(), 2);
-    let text = first.next.unwrap().to_string();
+    let text = first.next.to_string();
 
     // Another process: a new client over the same engine, from the token's text.
     let mut read: Vec<_> = first.items.into_iter().map(|v| v.value).collect();
@@ -439,16 +447,16 @@ async fn page_token_resumes_in_another_client(backend: Backend) -> Result<()> {
         let other = TableServiceClient::from_engine(Arc::clone(service.engine()));
         let page = query(&other).page(Some(&current)).await?;
         read.extend(page.items.into_iter().map(|v| v.value));
-        token = page.next;
+        token = (!page.next.is_end()).then_some(page.next);
     }
     assert_eq!(read, want);
 
     // With take, the count travels in the token.
     let first = query(&service).take(3).page(None).await?;
     let other = TableServiceClient::from_engine(Arc::clone(service.engine()));
-    let rest = query(&other).take(3).page(first.next.as_ref()).await?;
+    let rest = query(&other).take(3).page(first.next_token()).await?;
     assert_eq!(rest.items.len(), 1);
-    assert!(rest.next.is_none());
+    assert!(rest.is_last());
     Ok(())
 }
 
@@ -457,7 +465,7 @@ async fn a_token_refuses_another_query(backend: Backend) -> Result<()> {
     let (table, _) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
     let base = || employees.query().partition("Sales").page_size(2);
-    let token = base().page(None).await?.next.unwrap();
+    let token = base().page(None).await?.next;
     let others = [
         employees.query().partition("Dev").page_size(2),
         base().page_size(3),
@@ -499,13 +507,7 @@ async fn a_token_round_trips_as_text(backend: Backend) -> Result<()> {
     let service = backend.service();
     let (table, _) = seed(&service).await?;
     let employees = service.table::<Employee>(&table);
-    let token = employees
-        .query()
-        .page_size(1)
-        .page(None)
-        .await?
-        .next
-        .unwrap();
+    let token = employees.query().page_size(1).page(None).await?.next;
     let text = token.to_string();
     assert!(text.starts_with("pt1."));
     assert!(text
@@ -616,10 +618,10 @@ async fn each_primary_once_at_page_size_1(backend: Backend) -> Result<()> {
                 .into_iter()
                 .map(|v| v.value.entity_key().unwrap()),
         );
-        match page.next {
-            Some(next) => token = Some(next),
-            None => break,
+        if page.next.is_end() {
+            break;
         }
+        token = Some(page.next);
     }
     assert_eq!(paged, keys);
     Ok(())

@@ -9,6 +9,7 @@
 //! | signed | `{field:signed}` | 20 | [`signed`] |
 //! | ticks, oldest first | `{field:ticks}` | 19 | [`ticks`] |
 //! | reverse ticks, newest first | `{field:rticks}` | 19 | [`ticks`] |
+//! | ISO 8601 UTC, oldest first | `{field:iso}`, `{field:iso(N)}` | 20, 21 + N | [`iso`] |
 //! | calendar date | `{field}` on a date | 10 | [`date`] |
 //! | UUID | `{field}` on a `Uuid` | 36 | [`uuid`] |
 //! | text | `{field}` on text | variable | [`text`] |
@@ -20,6 +21,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::key::{prefix_range, KeyRange};
 
 pub mod date;
+pub mod iso;
 pub mod padded;
 pub mod shard;
 pub mod signed;
