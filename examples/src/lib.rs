@@ -32,9 +32,7 @@ use std::sync::Arc;
 use tables_client::blob::BlobStore;
 use tables_client::mem::{FaultInjector, Faults, MemEngine};
 use tables_client::remote::{ConnectionString, RemoteEngine};
-use tables_client::{
-    DynamicEntity, Engine, ErrorKind, PrefixedEngine, QuerySpec, TableServiceClient, Value,
-};
+use tables_client::{DynamicEntity, Engine, ErrorKind, PrefixedEngine, TableServiceClient, Value};
 
 /// The environment variable that points the examples at a remote endpoint (an
 /// Azure Storage or Azurite connection string).
@@ -309,17 +307,7 @@ pub fn ensure(condition: bool, what: impl fmt::Display) -> Result<(), CheckFaile
 ///
 /// The engine's errors (`TableNotFound` for a missing table).
 pub async fn raw_rows(service: &TableServiceClient, table: &str) -> BoxResult<Vec<DynamicEntity>> {
-    let spec = QuerySpec::new();
-    let mut rows = Vec::new();
-    let mut token = None;
-    loop {
-        let page = service.engine().query(table, &spec, token.as_ref()).await?;
-        rows.extend(page.items);
-        token = page.continuation;
-        if token.is_none() {
-            return Ok(rows);
-        }
-    }
+    Ok(service.raw_rows(table).await?)
 }
 
 /// The [`ErrorKind`] of an SDK error inside a boxed error (`None` for other errors).

@@ -49,7 +49,7 @@ mod request_id;
 pub use bulk::{BulkMode, BulkReport, BulkWriter, ChunkOutcome};
 pub use periodic::{Period, PeriodicTables};
 pub use prefixed::PrefixedEngine;
-pub use query::{AcrossPartitions, PageToken, Query, TypedPage};
+pub use query::{AcrossPartitions, IndexParts, IndexRead, PageToken, Query, TypedPage};
 pub use request_id::ClientRequestId;
 pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};
@@ -58,8 +58,8 @@ pub use tables_core::{
     DateTime, DynamicEntity, ETag, EdmType, Engine, Entity, EntityKey, EntityUnion, Error,
     ErrorKind, Filter, FilterFor, IfMatch, IndexKey, Key, KeyOf, KeyRange, LayerReconcileReport,
     ListTablesOptions, Origin, Page, PendingUpkeep, Property, QueryPlan, QuerySpec, Result, Row,
-    TablePage, TypedColumn, TypedFilter, UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome,
-    MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
+    TablePage, TruncateToTicks, TypedColumn, TypedFilter, UniqueViolation, Value, WriteMode,
+    WriteOp, WriteOutcome, MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
 };
 pub use tables_core::{error_code, filter, key, size};
 
@@ -76,12 +76,12 @@ pub mod model {
         index_copy_type, index_entry_type, primary_from_copy, primary_key_of_copy, row_role,
         Contains, CopyIndex, CopyIndexKeyOf, EncryptedColumn, EncryptedFieldsCannotBeFiltered,
         Entity, EntitySchema, EntityUnion, Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind,
-        IndexOf, IndexSchema, Key, KeyDate, KeyInt, KeyOf, KeyRange, KeyText, KeyTime, ListIndex,
-        ListIndexKeyOf, Operand, OtherProperties, PartitionOf, Property, PropertySchema, Reads,
-        Row, RowRole, SeriesColumn, StoredAs, Tag, TagValue, TextRange, TypedColumn, TypedFilter,
-        ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK,
-        PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES,
-        SYSTEM_ROW_MARK,
+        IndexOf, IndexPartition, IndexSchema, Key, KeyDate, KeyInt, KeyOf, KeyRange, KeyText,
+        KeyTime, ListIndex, ListIndexKeyOf, Operand, OtherProperties, PartitionOf,
+        ProjectedPartition, Property, PropertySchema, Reads, Row, RowRole, SeriesColumn, StoredAs,
+        Tag, TagValue, TextRange, TypedColumn, TypedFilter, ENTITY_TYPE_PROPERTY,
+        ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK, PRIMARY_PARTITION_KEY_PROPERTY,
+        PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
     };
 }
 

@@ -5,7 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::paging::TablePages;
-use tables_core::{key::validate_table_name, Engine, ErrorKind, ListTablesOptions, Result};
+use tables_core::{
+    key::validate_table_name, DynamicEntity, Engine, ErrorKind, ListTablesOptions, QuerySpec,
+    Result,
+};
 
 /// How a client behaves; every field has a sensible default.
 ///
@@ -357,6 +360,43 @@ impl TableServiceClient {
             Err(e) if e.kind() == ErrorKind::TableNotFound => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// Every row of `table` as stored, in key order: primary rows and the client's
+    /// own (index copies and entries, intents), with their system properties, for
+    /// tests and debugging (what an application reads goes through `Table<T>`). A
+    /// table scan, read page by page into memory.
+    ///
+    /// ```
+    /// use tables_client::{Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{team}", row_key = "m{id:04}")]
+    /// #[entity(unique_index(name = "email", row_key = "email_{email}"))]
+    /// pub struct Member { pub team: String, pub id: u16, pub email: String }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// let members = service.table::<Member>("Members");
+    /// members.create().await?;
+    /// members.insert(&Member { team: "a".into(), id: 1, email: "x@y".into() }).await?;
+    /// let rows = service.raw_rows("Members").await?;
+    /// let keys: Vec<&str> = rows.iter().map(|r| r.row_key.as_str()).collect();
+    /// assert_eq!(keys, ["email_x@y", "m0001"]); // the member's index copy, and the member
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The engine's errors.
+    pub async fn raw_rows(&self, table: &str) -> Result<Vec<DynamicEntity>> {
+        let mut pages = crate::paging::EntityPages::new(table, QuerySpec::new(), None);
+        let mut rows = Vec::new();
+        while let Some(page) = pages.next(&*self.inner.engine).await? {
+            rows.extend(page.items);
+        }
+        Ok(rows)
     }
 
     /// Every table's name, following continuation.

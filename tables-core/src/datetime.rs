@@ -105,6 +105,34 @@ impl DateTime {
         i64::try_from(ticks).ok().and_then(DateTime::from_ticks)
     }
 
+    /// The instant `nanos` after the Unix epoch, which must be whole ticks (a
+    /// multiple of 100 ns): what the service stores, so a value finer than that is
+    /// refused rather than read back different.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidValue`] for an instant
+    /// finer than 100 ns (the message says how to truncate it) or outside 1601–9999.
+    pub fn from_unix_nanos_exact(nanos: i128) -> Result<DateTime> {
+        let below = nanos.rem_euclid(NANOS_PER_TICK);
+        if below != 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidValue,
+                format!(
+                    "the date-time has {below} ns below the 100 ns ticks Edm.DateTime stores, so it \
+                     would read back different; truncate it to whole ticks first \
+                     (TruncateToTicks::truncated_to_ticks)"
+                ),
+            ));
+        }
+        DateTime::from_unix_nanos(nanos).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidValue,
+                "the date-time is outside the service's range (1601-01-01 to 9999-12-31)",
+            )
+        })
+    }
+
     /// Nanoseconds since the Unix epoch (negative before it); always a multiple of 100.
     pub fn to_unix_nanos(self) -> i128 {
         i128::from(self.ticks - Self::UNIX_EPOCH_TICKS) * NANOS_PER_TICK

@@ -37,7 +37,7 @@ pub use error::{AuthHint, Error, ErrorKind, Origin, Result, UniqueViolation};
 pub use filter::{col, CmpOp, Column, Filter, FilterDialect, QueryPlan, ReadComparison};
 pub use model::{
     Contains, Entity, EntityUnion, FilterFor, IndexKey, Key, KeyOf, KeyRange, Property, Row,
-    TypedColumn, TypedFilter,
+    TruncateToTicks, TypedColumn, TypedFilter,
 };
 pub use query::{
     validate_select, ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage,
@@ -56,9 +56,10 @@ pub mod __private {
     pub use crate::model::__private::*;
     pub use crate::model::{
         Contains, CopyIndex, EncryptedColumn, Entity, EntitySchema, EntityUnion, FilterFor,
-        Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexSchema, Key, KeyDate,
-        KeyInt, KeyRange, KeyText, KeyTime, ListIndex, OtherProperties, Property, PropertySchema,
-        Reads, Row, SeriesColumn, StoredAs, Tag, TagValue, TextRange, TypedColumn, TypedFilter,
+        Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexPartition,
+        IndexSchema, Key, KeyDate, KeyInt, KeyRange, KeyText, KeyTime, ListIndex, OtherProperties,
+        Property, PropertySchema, Reads, Row, SeriesColumn, StoredAs, Tag, TagValue, TextRange,
+        TruncateToTicks, TypedColumn, TypedFilter,
     };
     pub use crate::{
         DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Filter, Result, Value,

@@ -32,6 +32,51 @@ impl IfMatch {
             IfMatch::Etag(etag) => etag.as_str(),
         }
     }
+
+    /// The condition an `If-Match` header value states, as a web service built on
+    /// the SDK receives it from its callers: `*` is [`IfMatch::Any`], anything else
+    /// one ETag (as [`ETag::as_str`] wrote it into an `ETag` header).
+    ///
+    /// ```
+    /// use tables_core::{ETag, IfMatch};
+    ///
+    /// assert_eq!(IfMatch::from_header_value(" * ")?, IfMatch::Any);
+    /// let etag = ETag::new("W/\"datetime'2026-11-27T10%3A00%3A00.0000000Z'\"");
+    /// assert_eq!(IfMatch::from_header_value(etag.as_str())?, IfMatch::Etag(etag));
+    /// assert!(IfMatch::from_header_value("").is_err());
+    /// # Ok::<(), tables_core::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) for an empty value,
+    /// or a list of ETags (`"a", "b"`), which a single entity's condition can't be.
+    pub fn from_header_value(value: &str) -> crate::Result<IfMatch> {
+        let value = value.trim();
+        let invalid = |why: &str| {
+            crate::Error::local(
+                crate::ErrorKind::InvalidInput,
+                format!("the If-Match header value {value:?} {why}; send `*` or one ETag as read"),
+            )
+        };
+        if value.is_empty() {
+            return Err(invalid("is empty"));
+        }
+        if value == "*" {
+            return Ok(IfMatch::Any);
+        }
+        // One ETag is one quoted string, weak (`W/"..."`) or strong; a list has a
+        // comma outside the quotes.
+        let quoted = value.strip_prefix("W/").unwrap_or(value);
+        let one = quoted.len() >= 2
+            && quoted.starts_with('"')
+            && quoted.ends_with('"')
+            && !quoted[1..quoted.len() - 1].contains('"');
+        if !one {
+            return Err(invalid("is not one quoted ETag"));
+        }
+        Ok(IfMatch::Etag(ETag::new(value)))
+    }
 }
 
 /// The six write modes of the service.

@@ -4,12 +4,16 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use tables_core::model::{row_role, schema_of, EntitySchema, RowRole, Tag};
+use futures::future::try_join_all;
+use tables_core::model::{
+    primary_from_copy, primary_key_of_copy, row_role, schema_of, EntitySchema, RowRole, Tag,
+};
 use tables_core::{
     ContinuationToken, DynamicEntity, Engine, Error, ErrorKind, QuerySpec, Result, Row,
 };
 
 use crate::paging::EntityPages;
+use crate::query::index::{CopySource, Source};
 use crate::table::Versioned;
 
 /// One decoded row, or the reason it could not be decoded.
@@ -30,6 +34,8 @@ pub(crate) struct Fetcher<T> {
     /// (an untagged type takes any row but those another kind's tag marks): rows
     /// none of them takes are skipped. `None` when the service's filter selects them.
     told_apart_here: Option<Vec<&'static EntitySchema>>,
+    /// Primary rows, or an index's copies.
+    source: Source,
     _rows: PhantomData<fn() -> T>,
 }
 
@@ -56,8 +62,18 @@ impl<T: Row> Fetcher<T> {
                     .any(|s| s.tag == Tag::Untagged)
                     .then_some(schemas)
             }),
+            source: Source::Primary,
             _rows: PhantomData,
         }
+    }
+
+    /// The fetcher, reading `source` (an index's copies, or primary rows).
+    pub(crate) fn reading(mut self, source: Source) -> Fetcher<T> {
+        if matches!(source, Source::Copies(_)) {
+            self.told_apart_here = None;
+        }
+        self.source = source;
+        self
     }
 
     /// Whether the query has nothing more to give.
@@ -99,19 +115,31 @@ impl<T: Row> Fetcher<T> {
                 return Err(err);
             }
         };
-        let mut items = Vec::with_capacity(page.items.len());
-        for row in page.items {
-            if self.remaining == Some(items.len()) {
-                // An engine that returned more than `$top`: `take` still holds.
-                break;
+        let decoded = match &self.source {
+            Source::Primary => page
+                .items
+                .into_iter()
+                .filter(|row| match &self.told_apart_here {
+                    Some(schemas) => schema_of(schemas, row).is_some(),
+                    None => is_primary(row),
+                })
+                .map(decode)
+                .collect(),
+            Source::Copies(copies) if copies.verified => {
+                match verified(self.engine.as_ref(), copies, page.items).await {
+                    Ok(items) => items,
+                    Err(err) => {
+                        self.done = true;
+                        return Err(err);
+                    }
+                }
             }
-            let taken = match &self.told_apart_here {
-                Some(schemas) => schema_of(schemas, &row).is_some(),
-                None => is_primary(&row),
-            };
-            if taken {
-                items.push(decode(row));
-            }
+            Source::Copies(_) => page.items.into_iter().map(decode_copy).collect(),
+        };
+        let mut items: Vec<Item<T>> = decoded;
+        // An engine that returned more than `$top`: `take` still holds.
+        if let Some(left) = self.remaining {
+            items.truncate(left);
         }
         if let Some(left) = &mut self.remaining {
             *left -= items.len();
@@ -138,6 +166,39 @@ impl<T: Row> Fetcher<T> {
 /// index copy, an index entry or a row the client keeps for itself.
 fn is_primary(row: &DynamicEntity) -> bool {
     matches!(row_role(row), RowRole::Primary { .. } | RowRole::Untyped)
+}
+
+/// Decodes an index copy as the entity it copies, with the copy's version.
+fn decode_copy<T: Row>(copy: DynamicEntity) -> Item<T> {
+    decode(primary_from_copy(copy)?)
+}
+
+/// Reads the entity of each copy (concurrently) and keeps those that still imply
+/// their copy, as stored: the verified reading of an index.
+async fn verified<T: Row>(
+    engine: &dyn Engine,
+    copies: &CopySource,
+    rows: Vec<DynamicEntity>,
+) -> Result<Vec<Item<T>>> {
+    let reads = rows.into_iter().map(|copy| async move {
+        let key = match primary_key_of_copy(&copy) {
+            Ok(key) => key,
+            Err(err) => return Ok(Some(Err(err))),
+        };
+        let Some(primary) = engine.get_entity(&copies.primary_table, &key, None).await? else {
+            // An orphan: its entity is gone.
+            return Ok(None);
+        };
+        Ok::<_, Error>(
+            match (copies.implies)(&primary, copies.index, &copy.key()) {
+                Ok(true) => Some(decode(primary)),
+                // A stale copy: the entity moved on.
+                Ok(false) => None,
+                Err(err) => Some(Err(err)),
+            },
+        )
+    });
+    Ok(try_join_all(reads).await?.into_iter().flatten().collect())
 }
 
 /// Decodes a stored row with its version.

@@ -8,6 +8,7 @@
 
 mod across;
 mod fetch;
+mod index;
 mod stream;
 mod token;
 
@@ -26,6 +27,8 @@ use crate::table::{Table, Versioned};
 
 pub use across::AcrossPartitions;
 use fetch::Fetcher;
+use index::Source;
+pub use index::{IndexParts, IndexRead};
 use stream::PageStream;
 pub(crate) use token::Fingerprint;
 pub use token::PageToken;
@@ -65,20 +68,13 @@ impl<T: Row> Table<T> {
     /// # }).unwrap();
     /// ```
     pub fn query(&self) -> Query<T> {
-        Query {
-            service: self.service().clone(),
-            table: Arc::from(self.name()),
-            kinds: T::KINDS,
-            tags: rows_filter::<T>(),
-            partition: None,
-            rows: None,
-            filter: None,
-            select: None,
-            take: None,
-            page_size: None,
-            invalid: None,
-            _rows: PhantomData,
-        }
+        Query::over(
+            self.service().clone(),
+            self.name(),
+            T::KINDS,
+            rows_filter::<T>(),
+            Source::Primary,
+        )
     }
 }
 
@@ -105,6 +101,8 @@ pub struct Query<T> {
     page_size: Option<u32>,
     /// A builder mistake, reported when the query runs.
     invalid: Option<(ErrorKind, String)>,
+    /// Primary rows, or an index's copies ([`Table::query_index`]).
+    source: Source,
     _rows: PhantomData<fn() -> T>,
 }
 
@@ -122,6 +120,7 @@ impl<T> Clone for Query<T> {
             take: self.take,
             page_size: self.page_size,
             invalid: self.invalid.clone(),
+            source: self.source.clone(),
             _rows: PhantomData,
         }
     }
@@ -274,6 +273,18 @@ impl<T: Row> Query<T> {
     #[must_use]
     pub fn select<P: Row>(self) -> Query<P> {
         let mut invalid = self.invalid;
+        if let Source::Copies(copies) = &self.source {
+            invalid.get_or_insert_with(|| {
+                (
+                    ErrorKind::InvalidQuery,
+                    format!(
+                        "a query over index `{}`'s copies reads them whole: read a projection \
+                         with `T::<index>_partition(..)?.project::<P>()`, not `select`",
+                        copies.index
+                    ),
+                )
+            });
+        }
         let kinds = match (self.kinds, P::KINDS) {
             (Some(mine), Some(theirs)) => {
                 if let Some(stranger) = theirs.iter().find(|kind| !mine.contains(kind)) {
@@ -327,8 +338,34 @@ impl<T: Row> Query<T> {
             take: self.take,
             page_size: self.page_size,
             invalid,
+            source: self.source,
             _rows: PhantomData,
         }
+    }
+
+    /// Checks each index copy the query reads against its entity, and returns the
+    /// entities that still imply it, as stored, with their own ETags: what a reader
+    /// of an eventually consistent index (another partition or table) needs when a
+    /// stale or orphaned copy must not show. It costs one point read per row (the
+    /// rows of a page concurrently), and rows it drops don't count towards `take`.
+    /// Only for a query over an index ([`Table::query_index`]); elsewhere the query
+    /// fails with [`ErrorKind::InvalidQuery`] when it runs.
+    #[must_use]
+    pub fn verified(mut self) -> Self {
+        match &mut self.source {
+            Source::Copies(copies) => copies.verified = true,
+            Source::Primary => {
+                self.invalid.get_or_insert_with(|| {
+                    (
+                        ErrorKind::InvalidQuery,
+                        "`verified` checks the copies of an index query (`Table::query_index`); \
+                         a query of primary rows reads the entities themselves"
+                            .to_owned(),
+                    )
+                });
+            }
+        }
+        self
     }
 
     /// At most `n` items in all, across pages (each request asks for no more than
@@ -508,10 +545,37 @@ impl<T: Row> Query<T> {
             remaining,
             next,
         )
+        .reading(self.source.clone())
     }
 }
 
 impl<T> Query<T> {
+    /// A query of `table`'s rows of `kinds` that `tags` selects, read from `source`
+    /// (for an index's copies, `tags` selects them and `table` is the index's).
+    fn over(
+        service: TableServiceClient,
+        table: &str,
+        kinds: Option<&'static [&'static str]>,
+        tags: Option<Filter>,
+        source: Source,
+    ) -> Query<T> {
+        Query {
+            service,
+            table: Arc::from(table),
+            kinds,
+            tags,
+            partition: None,
+            rows: None,
+            filter: None,
+            select: None,
+            take: None,
+            page_size: None,
+            invalid: None,
+            source,
+            _rows: PhantomData,
+        }
+    }
+
     /// The whole filter: partition, RowKey range, filters, kinds.
     fn full_filter(&self) -> Option<Filter> {
         let kinds = self.tags.clone();
@@ -572,6 +636,11 @@ impl<T> Query<T> {
             )
             .part(&page_size.to_string())
             .part(&self.take.map(|n| n.to_string()).unwrap_or_default())
+            .part(match &self.source {
+                Source::Primary => "",
+                Source::Copies(copies) if copies.verified => "verified",
+                Source::Copies(_) => "copies",
+            })
             .finish();
         Ok(Prepared {
             spec,

@@ -19,6 +19,7 @@ use crate::entity_key::EntityKey;
 
 pub mod code;
 
+mod http;
 mod origin;
 
 pub use origin::{AuthHint, Origin};
@@ -502,17 +503,21 @@ impl Error {
     /// second entity. The message says which and how to proceed.
     pub fn unique(violation: UniqueViolation) -> Error {
         let message = format!(
-            "unique index `{}` of {} already gives the value of row {} (table {}) to entity {}; \
-             the entity {} can't take it too. Nothing was written: choose another value, or \
-             change or delete the current owner first",
+            "unique index `{}` of {} already gives the value of row {} (table {}) to entity {}, \
+             its owner; the entity {} can't take it too. Nothing was written: give {} another \
+             value, or change or delete the owner {} first",
             violation.index,
             violation.kind,
             violation.index_key,
             violation.table,
             violation.owner,
             violation.writer,
+            violation.writer,
+            violation.owner,
         );
+        // Found by reading the index row: the service's answer, not a local check.
         let mut err = Error::new(ErrorKind::UniqueViolation, message)
+            .with_origin(Origin::Service)
             .with_entity_key(violation.writer.clone());
         err.inner.unique = Some(Box::new(violation));
         err

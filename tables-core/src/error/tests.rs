@@ -136,3 +136,32 @@ fn display_names_index_key_and_code() {
     assert_eq!(err.batch_index(), Some(3));
     assert_eq!(err.entity_key().map(|k| k.row_key.as_str()), Some("223"));
 }
+
+#[test]
+fn a_unique_violation_names_its_owner_as_the_owner_and_what_was_sent() {
+    let owner = EntityKey::new("Sales", "empid_000001");
+    let writer = EntityKey::new("Sales", "empid_000002");
+    let err = Error::unique(UniqueViolation::new(
+        "Employee",
+        "email",
+        "Employees",
+        EntityKey::new("Sales", "email_a@x"),
+        owner.clone(),
+        writer.clone(),
+    ));
+    assert_eq!(err.origin(), Origin::Service);
+    let text = err.to_string();
+    assert!(!text.contains("nothing was sent"), "{text}");
+    assert!(
+        text.contains(&format!("entity {owner}, its owner")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("delete the owner {owner}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("give {writer} another value")),
+        "{text}"
+    );
+}

@@ -3,7 +3,7 @@
 //! `NaiveDateTime` has no impl on purpose: it names no instant, and the service
 //! stores instants; `#[derive(Entity)]` says which type to use instead.
 
-use chrono::{Datelike, NaiveDate, TimeZone, Utc};
+use chrono::{Datelike, NaiveDate, TimeZone, Timelike, Utc};
 
 use crate::datetime::DateTime;
 use crate::error::{Error, ErrorKind, Result};
@@ -11,13 +11,6 @@ use crate::model::date::{date_from_value, date_to_value};
 use crate::model::keypart::{KeyDate, KeyTime};
 use crate::model::property::{missing, Property};
 use crate::value::{EdmType, Value};
-
-fn out_of_range() -> Error {
-    Error::new(
-        ErrorKind::InvalidValue,
-        "the date-time is outside the service's range (1601-01-01 to 9999-12-31)",
-    )
-}
 
 fn from_core(time: DateTime) -> Result<chrono::DateTime<Utc>> {
     let nanos = time.to_unix_nanos();
@@ -33,7 +26,14 @@ fn utc_to_core(value: &chrono::DateTime<Utc>) -> Result<DateTime> {
     // Nanoseconds overflow i64 outside 1677..2262; go through seconds instead.
     let seconds = i128::from(value.timestamp());
     let nanos = seconds * 1_000_000_000 + i128::from(value.timestamp_subsec_nanos());
-    DateTime::from_unix_nanos(nanos).ok_or_else(out_of_range)
+    DateTime::from_unix_nanos_exact(nanos)
+}
+
+impl crate::model::TruncateToTicks for chrono::DateTime<Utc> {
+    fn truncated_to_ticks(self) -> chrono::DateTime<Utc> {
+        let nanos = self.timestamp_subsec_nanos();
+        self.with_nanosecond(nanos - nanos % 100).unwrap_or(self)
+    }
 }
 
 impl KeyTime for chrono::DateTime<Utc> {
@@ -50,7 +50,9 @@ impl Property for chrono::DateTime<Utc> {
     type Scalar = chrono::DateTime<Utc>;
     const EDM_TYPE: EdmType = EdmType::DateTime;
 
-    /// Stored at the service's 100 ns precision (finer digits are dropped).
+    /// Stored at the service's 100 ns precision; a value finer than that is refused
+    /// (it would read back different): truncate it first
+    /// ([`TruncateToTicks`](crate::model::TruncateToTicks)).
     fn to_value(&self) -> Result<Option<Value>> {
         self.to_key_datetime().map(|t| Some(Value::DateTime(t)))
     }
@@ -106,6 +108,23 @@ mod tests {
         );
         let too_old = Utc.with_ymd_and_hms(1500, 1, 1, 0, 0, 0).single().unwrap();
         assert!(too_old.to_value().is_err());
+    }
+
+    #[test]
+    fn finer_than_100ns_is_refused_and_truncates_on_request() {
+        use crate::model::TruncateToTicks;
+        let fine = Utc
+            .timestamp_opt(1_700_000_000, 123_456_789)
+            .single()
+            .unwrap();
+        let err = fine.to_value().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidValue);
+        assert!(err.message().contains("89 ns below"), "{err}");
+        assert!(fine.to_key_datetime().is_err());
+        let stored = fine.truncated_to_ticks();
+        assert_eq!(stored.timestamp_subsec_nanos(), 123_456_700);
+        let v = stored.to_value().unwrap();
+        assert_eq!(<chrono::DateTime<Utc>>::from_value(v).unwrap(), stored);
     }
 
     #[test]

@@ -14,12 +14,7 @@ use crate::value::{EdmType, Value};
 
 impl KeyTime for OffsetDateTime {
     fn to_key_datetime(&self) -> Result<DateTime> {
-        DateTime::from_unix_nanos(self.unix_timestamp_nanos()).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidValue,
-                "the date-time is outside the service's range (1601-01-01 to 9999-12-31)",
-            )
-        })
+        DateTime::from_unix_nanos_exact(self.unix_timestamp_nanos())
     }
 
     fn from_key_datetime(time: DateTime) -> Result<OffsetDateTime> {
@@ -36,7 +31,9 @@ impl Property for OffsetDateTime {
     type Scalar = OffsetDateTime;
     const EDM_TYPE: EdmType = EdmType::DateTime;
 
-    /// Stored in UTC at the service's 100 ns precision (finer digits are dropped).
+    /// Stored in UTC at the service's 100 ns precision; a value finer than that is
+    /// refused (it would read back different): truncate it first
+    /// ([`TruncateToTicks`](crate::model::TruncateToTicks)).
     fn to_value(&self) -> Result<Option<Value>> {
         self.to_key_datetime().map(|t| Some(Value::DateTime(t)))
     }
@@ -46,6 +43,13 @@ impl Property for OffsetDateTime {
             Some(value) => OffsetDateTime::from_key_datetime(DateTime::try_from(value)?),
             None => Err(missing("OffsetDateTime")),
         }
+    }
+}
+
+impl crate::model::TruncateToTicks for OffsetDateTime {
+    fn truncated_to_ticks(self) -> OffsetDateTime {
+        let nanos = self.nanosecond();
+        self.replace_nanosecond(nanos - nanos % 100).unwrap_or(self)
     }
 }
 

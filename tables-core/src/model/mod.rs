@@ -46,8 +46,8 @@ pub use registry::{check_writer, claimant};
 pub use schema::{EntitySchema, IndexKind, IndexSchema, PropertySchema, StoredAs};
 pub use tag::{kind_of, rows_filter, schema_of, Tag, TagValue};
 pub use typed_key::{
-    Contains, CopyIndex, CopyIndexKeyOf, IndexKey, IndexOf, Key, KeyOf, ListIndex, ListIndexKeyOf,
-    PartitionOf,
+    copy_carries, Contains, CopyIndex, CopyIndexKeyOf, IndexKey, IndexOf, IndexPartition, Key,
+    KeyOf, ListIndex, ListIndexKeyOf, PartitionOf, ProjectedPartition,
 };
 
 use crate::entity::DynamicEntity;
@@ -195,6 +195,12 @@ pub trait Entity: Row {
     const KIND: &'static str;
     /// The version written as `EntityVersion` on every primary row.
     const VERSION: u32;
+    /// The stored property names, in field order (what `schema().property_names()`
+    /// lists), for checks made at compile time.
+    const PROPERTIES: &'static [&'static str];
+    /// The PartitionKey and RowKey templates as written, for checks made at compile
+    /// time.
+    const KEY_TEMPLATES: [&'static str; 2];
 
     /// The type's key design, properties and indexes.
     fn schema() -> &'static EntitySchema;
@@ -204,6 +210,17 @@ pub trait Entity: Row {
     fn decodes_version(version: u32) -> bool {
         version == Self::VERSION
     }
+}
+
+/// A date-time type truncated to the 100 ns ticks `Edm.DateTime` stores: a value
+/// finer than that is refused by a write (it would read back different), so
+/// truncate it first, e.g. `chrono::Utc::now().truncated_to_ticks()`.
+///
+/// [`DateTime`](crate::DateTime) always holds whole ticks.
+pub trait TruncateToTicks: Sized {
+    /// The value with every digit below 100 ns dropped.
+    #[must_use]
+    fn truncated_to_ticks(self) -> Self;
 }
 
 /// An enum over several entity types sharing a table (heterogeneous partitions):

@@ -21,7 +21,7 @@ use crate::value::{EdmType, Value};
 /// | `f32`, `f64` | `Edm.Double` |
 /// | `Vec<u8>` (`bytes::Bytes` behind a feature) | `Edm.Binary` |
 /// | `uuid::Uuid` | `Edm.Guid` |
-/// | [`DateTime`] (and chrono/time date-times behind features) | `Edm.DateTime` |
+/// | [`DateTime`] (and chrono/time date-times behind features) | `Edm.DateTime`, 100 ns ticks: a chrono or time value finer than that is refused, never cut ([`TruncateToTicks`](crate::model::TruncateToTicks)) |
 /// | `chrono::NaiveDate`, `time::Date` (features) | `Edm.String` `yyyy-MM-dd` |
 /// | `rust_decimal::Decimal` (feature) | `Edm.String`, exact invariant text |
 /// | `Option<T>` | as `T`; `None` is an absent property |

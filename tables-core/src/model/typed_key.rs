@@ -105,6 +105,118 @@ impl<T, const I: usize> IndexKey<T, I> {
 pub trait IndexOf<const I: usize>: Entity {
     /// The index's name.
     const INDEX_NAME: &'static str;
+    /// The stored properties its copies carry: `None` for every one (a full copy),
+    /// else the `include(..)`d ones. (Index entities carry none of them.)
+    const INCLUDE: Option<&'static [&'static str]>;
+}
+
+/// One partition of index `I` of `T` (a copy index): where `Table::query_index`
+/// reads, built by the derive's `T::<index>_partition(..)` from the fields of the
+/// index's PartitionKey template, so it knows its index and type.
+pub struct IndexPartition<T, const I: usize> {
+    partition_key: String,
+    _of: PhantomData<fn() -> T>,
+}
+
+impl<T: CopyIndex<I>, const I: usize> IndexPartition<T, I> {
+    /// Declares `partition_key` to be a partition of index `I` of `T`. Nothing is
+    /// checked: the derive's builders are the checked way to make one.
+    pub fn from_partition_key(partition_key: impl Into<String>) -> IndexPartition<T, I> {
+        IndexPartition {
+            partition_key: partition_key.into(),
+            _of: PhantomData,
+        }
+    }
+
+    /// The index's name, as declared.
+    pub fn index_name(&self) -> &'static str {
+        T::INDEX_NAME
+    }
+
+    /// The PartitionKey.
+    pub fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+
+    /// The PartitionKey, by value.
+    pub fn into_partition_key(self) -> String {
+        self.partition_key
+    }
+
+    /// The partition, read as `P`: a projection of `T` (the same kind and keys) that
+    /// names only properties the index's copies carry: how the copies of a partial
+    /// index (`include(..)`) are read. The query checks `P` at compile time.
+    pub fn project<P: Entity>(self) -> ProjectedPartition<P, T, I> {
+        ProjectedPartition {
+            partition: self,
+            _as: PhantomData,
+        }
+    }
+}
+
+/// One partition of index `I` of `T`, read as the projection `P` of `T`
+/// ([`IndexPartition::project`]).
+pub struct ProjectedPartition<P, T, const I: usize> {
+    partition: IndexPartition<T, I>,
+    _as: PhantomData<fn() -> P>,
+}
+
+impl<P, T, const I: usize> ProjectedPartition<P, T, I> {
+    /// The partition, whatever it is read as.
+    pub fn into_partition(self) -> IndexPartition<T, I> {
+        self.partition
+    }
+}
+
+impl<P, T, const I: usize> fmt::Debug for ProjectedPartition<P, T, I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProjectedPartition")
+            .field("partition", &self.partition)
+            .field("as", &std::any::type_name::<P>())
+            .finish()
+    }
+}
+
+impl<T, const I: usize> Clone for IndexPartition<T, I> {
+    fn clone(&self) -> IndexPartition<T, I> {
+        IndexPartition {
+            partition_key: self.partition_key.clone(),
+            _of: PhantomData,
+        }
+    }
+}
+
+impl<T, const I: usize> fmt::Debug for IndexPartition<T, I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("IndexPartition")
+            .field(&self.partition_key)
+            .finish()
+    }
+}
+
+/// Whether a reader of `properties` finds them all on an index copy that carries
+/// `include` (`None`: every property): usable in constants, for the compile-time
+/// check of a projection read from an index's copies.
+pub const fn copy_carries(include: Option<&[&str]>, properties: &[&str]) -> bool {
+    let Some(include) = include else {
+        return true;
+    };
+    let mut i = 0;
+    while i < properties.len() {
+        let mut found = false;
+        let mut j = 0;
+        while j < include.len() {
+            if crate::model::codec::str_eq(properties[i], include[j]) {
+                found = true;
+            }
+            j += 1;
+        }
+        if !found {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// An index that keeps a copy of each entity: `index(..)` or `unique_index(..)`.

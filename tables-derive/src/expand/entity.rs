@@ -41,11 +41,20 @@ pub(crate) fn impl_entity(cx: &Ctx<'_>) -> syn::Result<TokenStream> {
             },
         ),
     );
+    let properties = model
+        .fields
+        .iter()
+        .filter(|f| is_stored(f))
+        .flat_map(|field| field.properties())
+        .map(lit);
+    let templates = [lit(&model.partition_key.source), lit(&model.row_key.source)];
     Ok(quote! {
         #[automatically_derived]
         impl #p::Entity for #ident {
             const KIND: &'static str = #kind;
             const VERSION: u32 = #version;
+            const PROPERTIES: &'static [&'static str] = &[#(#properties),*];
+            const KEY_TEMPLATES: [&'static str; 2] = [#(#templates),*];
 
             fn schema() -> &'static #p::EntitySchema {
                 &#schema

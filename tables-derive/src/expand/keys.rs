@@ -418,7 +418,7 @@ fn index_builder(cx: &Ctx<'_>, i: usize, index: &Index, errors: &str) -> syn::Re
         },
     ));
     let position = Literal::usize_unsuffixed(i);
-    Ok(quote! {
+    let mut items = quote! {
         #[doc = #doc]
         #vis fn #name(#(#params),*) -> #p::Result<#p::IndexKey<Self, #position>> {
             ::core::result::Result::Ok(#p::IndexKey::from_entity_key(#p::EntityKey {
@@ -426,7 +426,29 @@ fn index_builder(cx: &Ctx<'_>, i: usize, index: &Index, errors: &str) -> syn::Re
                 row_key: #rk_call?,
             }))
         }
-    })
+    };
+    if index.kind == crate::model::IndexKind::Copy {
+        let partition = ident(&format!("{}_partition", index.name), index.name_span)?;
+        let pk_fields = template_fields(&[&index.partition_key]);
+        let pk_params = value_params(cx, &pk_fields)?;
+        let doc = lit(&format!(
+            "The partition of index `{}` for these values (PartitionKey `{}`{}): pass it to \
+             `Table::query_index` to read the index's copies in the index's order.{errors}",
+            index.name,
+            index.partition_key.source,
+            match &index.table {
+                Some(table) => format!(", table `{table}`"),
+                None => String::new(),
+            },
+        ));
+        items.extend(quote! {
+            #[doc = #doc]
+            #vis fn #partition(#(#pk_params),*) -> #p::Result<#p::IndexPartition<Self, #position>> {
+                ::core::result::Result::Ok(#p::IndexPartition::from_partition_key(#pk_call?))
+            }
+        });
+    }
+    Ok(items)
 }
 
 /// `IndexOf<i>` for each index, with `CopyIndex<i>` or `ListIndex<i>` by its kind:
@@ -442,10 +464,21 @@ pub(crate) fn index_impls(cx: &Ctx<'_>) -> TokenStream {
             crate::model::IndexKind::Copy => quote!(CopyIndex),
             crate::model::IndexKind::List => quote!(ListIndex),
         };
+        let include = match &index.include {
+            Some(fields) => {
+                let names = fields
+                    .iter()
+                    .flat_map(|&f| cx.model.fields[f].properties())
+                    .map(lit);
+                quote!(::core::option::Option::Some(&[#(#names),*]))
+            }
+            None => quote!(::core::option::Option::None),
+        };
         items.extend(quote! {
             #[automatically_derived]
             impl #p::IndexOf<#position> for #ident {
                 const INDEX_NAME: &'static str = #name;
+                const INCLUDE: ::core::option::Option<&'static [&'static str]> = #include;
             }
             #[automatically_derived]
             impl #p::#kind<#position> for #ident {}

@@ -28,6 +28,8 @@ pub(crate) fn entity(
             impl #p::Entity for #ident {
                 const KIND: &'static str = "";
                 const VERSION: u32 = 0;
+                const PROPERTIES: &'static [&'static str] = &[];
+                const KEY_TEMPLATES: [&'static str; 2] = ["", ""];
 
                 fn schema() -> &'static #p::EntitySchema {
                     static __TABLES_SCHEMA: #p::EntitySchema = #p::EntitySchema {

@@ -269,7 +269,9 @@ fn entity_expansion_has_the_generated_api() {
             "partition_key",
             "row_key",
             "email_key",
+            "email_partition",
             "by_email_key",
+            "by_email_partition",
             "nick_key",
             "employee_id_range",
             "email_email_range",
@@ -288,19 +290,24 @@ fn entity_expansion_has_the_generated_api() {
         sigs[0]
     );
     assert!(
-        sigs[5].contains("nick_key (department : & str , nickname : & str)"),
+        sigs[4].contains("email_partition (department : & str) -> :: tables_client :: __private :: Result < :: tables_client :: __private :: IndexPartition < Self , 0 > >"),
         "{}",
-        sigs[5]
+        sigs[4]
     );
     assert!(
-        sigs[6].contains("employee_id_range (range : impl :: core :: ops :: RangeBounds < u32 >)"),
+        sigs[7].contains("nick_key (department : & str , nickname : & str)"),
         "{}",
-        sigs[6]
+        sigs[7]
     );
     assert!(
-        sigs[8].contains("email_email_prefix (prefix : & str)"),
+        sigs[8].contains("employee_id_range (range : impl :: core :: ops :: RangeBounds < u32 >)"),
         "{}",
         sigs[8]
+    );
+    assert!(
+        sigs[10].contains("email_email_prefix (prefix : & str)"),
+        "{}",
+        sigs[10]
     );
     for item in &inherent[0].items {
         let attrs = match item {

@@ -111,8 +111,8 @@ pub(crate) struct Helper {
 
 /// Every inherent function `#[derive(Entity)]` generates, in order: `key`,
 /// `partition_key`, `row_key`, the primary row_key's range helpers, then per
-/// index `<name>_key` and its row_key's range helpers (`<name>_<field>_range`,
-/// `<name>_<field>_prefix`).
+/// index `<name>_key` (and for a copy index `<name>_partition`) and its row_key's
+/// range helpers (`<name>_<field>_range`, `<name>_<field>_prefix`).
 pub(crate) fn helper_names(model: &EntityModel) -> Vec<Helper> {
     let span = model.ident.span();
     let mut helpers: Vec<Helper> = ["key", "partition_key", "row_key"]
@@ -139,6 +139,12 @@ pub(crate) fn helper_names(model: &EntityModel) -> Vec<Helper> {
             index: Some(index.name.clone()),
         };
         helpers.push(key.clone());
+        if index.kind == crate::model::IndexKind::Copy {
+            helpers.push(Helper {
+                name: format!("{}_partition", index.name),
+                ..key.clone()
+            });
+        }
         range_helpers(
             model,
             &format!("{}_", index.name),
@@ -459,9 +465,11 @@ mod tests {
                 "c_range",
                 "c_prefix",
                 "by_key",
+                "by_partition",
                 "by_t_range",
                 "by_u_range",
-                "x_key"
+                "x_key",
+                "x_partition"
             ]
         );
     }
