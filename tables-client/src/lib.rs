@@ -80,8 +80,9 @@ pub mod model {
         KeyTime, ListIndex, ListIndexKeyOf, Operand, OtherProperties, PartitionOf,
         ProjectedPartition, Property, PropertySchema, Reads, Row, RowRole, SeriesColumn, StoredAs,
         Tag, TagValue, TextRange, TypedColumn, TypedFilter, ENTITY_TYPE_PROPERTY,
-        ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK, PRIMARY_PARTITION_KEY_PROPERTY,
-        PRIMARY_ROW_KEY_PROPERTY, RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
+        ENTITY_VERSION_PROPERTY, INDEX_COPY_MARK, INDEX_ENTRY_MARK, MOVED_FROM_PROPERTY,
+        MOVING_TO_PROPERTY, PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY,
+        RESERVED_PROPERTIES, SYSTEM_ROW_MARK,
     };
 }
 

@@ -47,7 +47,9 @@ pub struct ClientOptions {
     /// answer was lost learns from it exactly whether it committed, and a late
     /// delivery of the write can't commit it again. Keep it well above the longest a
     /// request may take, retries included, and the clock skew between this machine
-    /// and the service. Default 15 minutes.
+    /// and the service. A move ([`crate::Table::move_to`]) that has not committed is
+    /// left to its mover for as long, before `reconcile()` undoes it. Default 15
+    /// minutes.
     pub intent_retention: Duration,
 }
 

@@ -18,6 +18,7 @@ use tables_core::{
 };
 
 use crate::table::Table;
+use crate::upkeep::moving::refuse_marked;
 use crate::upkeep::{lost_race, ConflictLoop, Item, Mode};
 
 /// What a merge of a whole value does with its `None` fields (and other fields
@@ -322,7 +323,7 @@ impl<T: Row> Table<T> {
     /// # Errors
     ///
     /// [`ErrorKind::EntityNotFound`] if absent; [`ErrorKind::InvalidInput`] if
-    /// `change` changed a key field (moving an entity is a delete and an insert);
+    /// `change` changed a key field (use [`Table::move_to`] to give an entity a new key);
     /// [`ErrorKind::PreconditionFailed`] after too many lost races; the write's
     /// errors ([`Error::may_have_applied`] says when a failed attempt may have
     /// applied: it is then not retried).
@@ -448,6 +449,10 @@ impl<T: Row> Table<T> {
         let mut rounds = ConflictLoop::new(self.service().options().max_conflict_retries);
         loop {
             let stored = self.engine().get_entity(self.name(), &key, None).await?;
+            if let Some(stored) = &stored {
+                // A row a move holds: no use reading it again until the move is done.
+                refuse_marked(stored)?;
+            }
             let mode = match (&stored, &if_match) {
                 (None, _) => Mode::Insert,
                 (Some(_), IfMatch::Etag(etag)) => Mode::Replace(IfMatch::Etag(etag.clone())),
@@ -539,8 +544,9 @@ fn same_key(key: &EntityKey, row: &DynamicEntity) -> Result<()> {
     Err(Error::new(
         ErrorKind::InvalidInput,
         format!(
-            "the update changed the entity's key from {key} to {}: moving an entity is a delete \
-             and an insert (a transaction when both keys share a partition); nothing was written",
+            "the update changed the entity's key from {key} to {}: an update keeps its key; \
+             to give the entity a new key use Table::move_to (or move_to_table), which moves \
+             it with its index rows and unique values; nothing was written",
             row.key()
         ),
     )

@@ -59,7 +59,7 @@ pub mod __private {
         Filterable, IndexCopy, IndexEntry, IndexKey, IndexKind, IndexOf, IndexPartition,
         IndexSchema, Key, KeyDate, KeyInt, KeyRange, KeyText, KeyTime, ListIndex, OtherProperties,
         Property, PropertySchema, Reads, Row, SeriesColumn, StoredAs, Tag, TagValue, TextRange,
-        TruncateToTicks, TypedColumn, TypedFilter,
+        TruncateToTicks, TypedColumn, TypedFilter, RESERVED_PROPERTIES,
     };
     pub use crate::{
         DateTime, DynamicEntity, EdmType, EntityKey, Error, ErrorKind, Filter, Result, Value,

@@ -94,11 +94,36 @@ pub(crate) struct PrimaryIntent {
     pub(crate) kind: String,
     pub(crate) rk: String,
     pub(crate) rows: BTreeSet<RowRef>,
+    /// The new row of a move (`Table::move_to`): the key of the row it comes from,
+    /// whose copies it takes over while settling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) from: Option<MovedFrom>,
+}
+
+/// Where the new row of a move comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct MovedFrom {
+    pub(crate) pk: String,
+    pub(crate) rk: String,
 }
 
 impl PrimaryIntent {
     pub(crate) fn new(kind: String, rk: String, rows: BTreeSet<RowRef>) -> PrimaryIntent {
-        PrimaryIntent { kind, rk, rows }
+        PrimaryIntent {
+            kind,
+            rk,
+            rows,
+            from: None,
+        }
+    }
+
+    /// The primary as the new row of a move from `from`.
+    pub(crate) fn moved_from(mut self, from: Option<&EntityKey>) -> PrimaryIntent {
+        self.from = from.map(|key| MovedFrom {
+            pk: key.partition_key.clone(),
+            rk: key.row_key.clone(),
+        });
+        self
     }
 
     fn same_primary(&self, other: &PrimaryIntent) -> bool {
@@ -324,6 +349,17 @@ impl LiveIntent {
     }
 
     /// The rows listed for the primary `kind`/`row_key` (added if missing).
+    /// Where the primary `kind`/`row_key` was moved from, when it is the new row of
+    /// a move.
+    pub(crate) fn moved_from(&self, kind: &str, row_key: &str) -> Option<EntityKey> {
+        self.doc
+            .primaries
+            .iter()
+            .find(|p| p.kind == kind && p.rk == row_key)
+            .and_then(|p| p.from.as_ref())
+            .map(|from| EntityKey::new(from.pk.clone(), from.rk.clone()))
+    }
+
     pub(crate) fn rows_of(&mut self, kind: &str, row_key: &str) -> &mut BTreeSet<RowRef> {
         let position = self
             .doc

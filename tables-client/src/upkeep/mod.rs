@@ -33,6 +33,7 @@ mod commit;
 pub(crate) mod conflict;
 mod index_entities;
 mod intents;
+pub(crate) mod moving;
 mod plan;
 mod rows;
 mod settle;
@@ -138,6 +139,18 @@ pub(crate) struct Item {
     /// The index rows of the new row, when known without reading (not for merges).
     implied: Option<Implied>,
     codec: Codec,
+    /// A step of a move (`Table::move_to`): writes the rows a move marks, and (for
+    /// the new row) takes over the copies of the row it comes from.
+    moving: Option<Moving>,
+}
+
+/// The part an item plays in a move.
+#[derive(Debug, Clone)]
+pub(crate) enum Moving {
+    /// The new row, taking over the copies the row at `from` holds.
+    In { from: EntityKey },
+    /// The delete of the moved row.
+    Out,
 }
 
 impl Item {
@@ -175,7 +188,22 @@ impl Item {
             row: Some(row),
             implied,
             codec,
+            moving: None,
         })
+    }
+
+    /// The item as a step of a move.
+    pub(crate) fn moving(mut self, moving: Moving) -> Item {
+        self.moving = Some(moving);
+        self
+    }
+
+    /// The row this item's new row takes over copies from (a move's new row).
+    pub(crate) fn heir_of(&self) -> Option<&EntityKey> {
+        match &self.moving {
+            Some(Moving::In { from }) => Some(from),
+            _ => None,
+        }
     }
 
     /// A merge of `row`'s properties into the stored `T` at its key (a patch that
@@ -192,6 +220,7 @@ impl Item {
             row: Some(row),
             implied: None,
             codec: Codec::of::<T>(),
+            moving: None,
         })
     }
 
@@ -208,6 +237,7 @@ impl Item {
             row: None,
             implied: None,
             codec: Codec::of::<T>(),
+            moving: None,
         })
     }
 
@@ -316,7 +346,7 @@ pub(crate) async fn run(
     shape: Shape,
 ) -> Result<Vec<WriteOutcome>> {
     let single_item = items.len() == 1;
-    let (id, result) = ClientRequestId::in_call(run_items(service, table, items)).await;
+    let (id, result) = ClientRequestId::in_call(run_items(service, table, items, None)).await;
     match result {
         Ok(mut outcomes) => {
             for outcome in &mut outcomes {
@@ -345,15 +375,43 @@ pub(crate) async fn run(
     }
 }
 
+/// [`run`] for one item whose transaction also inserts `fence`, a row of its
+/// partition whose presence tells whether it committed (and whose prior insert by
+/// another worker stops it from committing): the new row of a move.
+pub(crate) async fn run_fenced(
+    service: &TableServiceClient,
+    table: &str,
+    item: Item,
+    fence: DynamicEntity,
+) -> Result<WriteOutcome> {
+    let (id, result) =
+        ClientRequestId::in_call(run_items(service, table, vec![item], Some(fence))).await;
+    match result {
+        Ok(outcomes) => {
+            let mut outcome = outcomes
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| WriteOutcome::new(None, None));
+            outcome.client_request_id = Some(id.as_str().to_owned());
+            Ok(outcome)
+        }
+        Err(err) => Err(err
+            .without_batch_index()
+            .with_client_request_id(id.as_str())),
+    }
+}
+
 async fn run_items(
     service: &TableServiceClient,
     table: &str,
     items: Vec<Item>,
+    fence: Option<DynamicEntity>,
 ) -> Result<Vec<WriteOutcome>> {
     let engine = service.engine().as_ref();
     if items.iter().all(|item| !item.codec.indexed) {
         // No upkeep: the write as asked, sent once.
-        let ops: Vec<WriteOp> = items.into_iter().map(Item::into_plain_op).collect();
+        let mut ops: Vec<WriteOp> = items.into_iter().map(Item::into_plain_op).collect();
+        ops.extend(fence.map(WriteOp::Insert));
         return commit::submit(engine, table, &ops).await;
     }
     let mut rounds = ConflictLoop::new(service.options().max_conflict_retries);
@@ -361,7 +419,10 @@ async fn run_items(
         let olds = read_olds(service, table, &items).await?;
         let prepared = plan::prepare(&items, olds)?;
         let (reads, stale) = read_rows(service, prepared.to_read(table)).await?;
-        let built = prepared.build(table, &reads, &stale)?;
+        let mut built = prepared.build(table, &reads, &stale)?;
+        if let Some(fence) = &fence {
+            built.fence(WriteOp::Insert(fence.clone()));
+        }
         tables_core::validate_batch_before_layout(&built.ops).map_err(|e| built.map_error(e))?;
         let codecs = built.codecs.clone();
         let covered = covered_items(&items, &built);

@@ -41,6 +41,8 @@ enum Role {
     Copy,
     Entry,
     Intent,
+    /// A row the transaction inserts to be fenced by (a move's commit marker).
+    Fence,
 }
 
 /// One item, after reading its current primary.
@@ -193,6 +195,12 @@ pub(super) fn prepare(items: &[Item], olds: Vec<Option<DynamicEntity>>) -> Resul
 fn prepare_item(item: &Item, old: Option<DynamicEntity>) -> Result<(WriteOp, bool, State)> {
     if !item.codec.indexed {
         return Ok((item.plain_op(), true, State::default()));
+    }
+    // A row a move has marked is the move's until it finishes.
+    if item.moving.is_none() {
+        if let Some(old) = &old {
+            super::moving::refuse_marked(old)?;
+        }
     }
     let row = || item.row.clone().unwrap_or_default();
     let implied = |row: &DynamicEntity| (item.codec.implied)(row);
@@ -549,11 +557,10 @@ impl Prepared<'_> {
             }
             let item = &self.items[index];
             first.get_or_insert(index);
-            primaries.push(PrimaryIntent::new(
-                state.kind.clone(),
-                item.key.row_key.clone(),
-                rows,
-            ));
+            primaries.push(
+                PrimaryIntent::new(state.kind.clone(), item.key.row_key.clone(), rows)
+                    .moved_from(item.heir_of()),
+            );
             if !built.codecs.iter().any(|(kind, _)| *kind == state.kind) {
                 built.codecs.push((state.kind.clone(), item.codec));
             }
@@ -575,6 +582,11 @@ impl Prepared<'_> {
             let op = match Holder::of(row, of, primary) {
                 // Held already: the upkeep after the commit refreshes it.
                 Holder::Mine(_) => continue,
+                // Held by the row a move takes over from: the upkeep after the commit
+                // passes it on, while both rows exist, so it is never free.
+                Holder::Other { owner, .. } if Some(&owner) == self.items[index].heir_of() => {
+                    continue
+                }
                 Holder::Absent => WriteOp::Insert(claimed.clone()),
                 Holder::Other { row, .. } | Holder::Foreign(row)
                     if stale.contains(&read_key(copy_table, &copy.key())) =>
@@ -638,6 +650,12 @@ impl Built {
         self.roles.push((item, role));
     }
 
+    /// Adds the insert of a fence row: the transaction commits only while nobody has
+    /// written it (a move's commit marker, which `reconcile` writes to stop a move).
+    pub(super) fn fence(&mut self, op: WriteOp) {
+        self.push(op, 0, Role::Fence);
+    }
+
     /// The operation an engine error is about: its batch index, or the only one.
     fn failed_op(&self, err: &Error) -> Option<usize> {
         match err.batch_index() {
@@ -664,7 +682,8 @@ impl Built {
         match role {
             Role::Primary {
                 caller_condition: true,
-            } => Retry::No,
+            }
+            | Role::Fence => Retry::No,
             _ if lost_race(err) => Retry::Conflict,
             _ => Retry::No,
         }

@@ -5,10 +5,12 @@ use std::fmt;
 
 use tables_core::model::ENTITY_TYPE_PROPERTY;
 use tables_core::{
-    col, EntityKey, Error, ErrorKind, Filter, LayerReconcileReport, QuerySpec, Result, Row,
+    col, DynamicEntity, EntityKey, Error, ErrorKind, Filter, LayerReconcileReport, QuerySpec,
+    Result, Row, Value,
 };
 
 use super::intents::{LiveIntent, INTENT_TYPE};
+use super::moving::{Reconciled, MOVE_TYPE};
 use super::settle::{apply, Finish};
 use super::touched::{RowChange, TouchedRow};
 use super::{derives_kind, Codec};
@@ -46,10 +48,24 @@ pub struct ReconcileReport {
     /// call settled its own kinds and left the rest (reconcile through a type that
     /// reads them, e.g. an `EntityUnion` of every kind in the table).
     pub intents_left: usize,
-    /// Tombstones of finished intents older than
+    /// Move rows found ([`Table::move_to`]; tombstones included). A move with work
+    /// left is one a crash or a failure stopped between locking the old row and
+    /// deleting it.
+    pub moves_found: usize,
+    /// Moves that had committed (the entity was at its new key), finished: the old
+    /// row deleted, the new one unmarked.
+    pub moves_finished: usize,
+    /// Moves that had not committed and were older than
+    /// [`crate::ClientOptions::intent_retention`]: fenced so they never can, and the
+    /// old row unlocked.
+    pub moves_undone: usize,
+    /// Moves younger than the retention period that had not committed: their mover
+    /// may still be at work, so they are left for a later call.
+    pub moves_left: usize,
+    /// Tombstones of finished intents and moves older than
     /// [`crate::ClientOptions::intent_retention`], removed.
     pub tombstones_removed: usize,
-    /// Younger tombstones, kept.
+    /// Younger tombstones (of intents and moves), kept.
     pub tombstones_kept: usize,
     /// Every index row written or removed, in the order it happened.
     pub touched: Vec<TouchedRow>,
@@ -93,10 +109,11 @@ impl ReconcileReport {
             return Ok(self);
         };
         let message = format!(
-            "reconcile left {} of {} intents unfinished (they stay for the next call); the \
-             first, {}, failed with: {}. ReconcileReport::from_error gives every failure",
+            "reconcile left {} of {} intents and moves unfinished (they stay for the next \
+             call); the first, {}, failed with: {}. ReconcileReport::from_error gives every \
+             failure",
             self.failures.len(),
-            self.intents_found,
+            self.intents_found + self.moves_found,
             first.intent,
             first.error
         );
@@ -114,12 +131,16 @@ impl fmt::Display for ReconcileReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} intents found, {} finished, {} aborted, {} left to other kinds, {} failed; {} index rows written, {} removed; {} blob intents finished, {} blobs deleted",
+            "{} intents found, {} finished, {} aborted, {} left to other kinds, {} failed; {} moves found, {} finished, {} undone, {} left; {} index rows written, {} removed; {} blob intents finished, {} blobs deleted",
             self.intents_found,
             self.intents_finished,
             self.intents_aborted,
             self.intents_left,
             self.failures.len(),
+            self.moves_found,
+            self.moves_finished,
+            self.moves_undone,
+            self.moves_left,
             self.index_rows_written(),
             self.index_rows_removed(),
             self.layers.blob_intents_found,
@@ -137,7 +158,9 @@ impl<T: Row> Table<T> {
     /// `unique_index` values and its commit. For each intent it re-derives the index
     /// rows from the *current* primaries, writes the implied ones, removes those no
     /// longer implied (and releases the claims of writes that never committed);
-    /// afterwards the index rows match the primaries exactly.
+    /// afterwards the index rows match the primaries exactly. It also finishes the
+    /// moves ([`Table::move_to`]) a crash stopped: a move that committed is rolled
+    /// forward, one that did not (and is older than the retention period) is undone.
     ///
     /// Safe to run at any time, concurrently with writers and with other
     /// `reconcile()` calls, and any number of times. It reads every partition (a
@@ -199,16 +222,8 @@ impl<T: Row> Table<T> {
 
     async fn reconcile_matching(&self, partition_key: Option<&str>) -> Result<ReconcileReport> {
         let engine = self.engine();
-        let intents = col(ENTITY_TYPE_PROPERTY).eq(INTENT_TYPE);
-        let filter = match partition_key {
-            Some(pk) => Filter::partition_key(pk) & intents,
-            None => intents,
-        };
-        let mut spec = QuerySpec::new().filter(filter);
-        spec.top = self.service().options().page_size;
-        let codec = Codec::of::<T>();
-        let codec_for = |kind: &str| derives_kind::<T>(kind).then_some(codec);
-        let retention = self.service().options().intent_retention;
+        let rows =
+            col(ENTITY_TYPE_PROPERTY).eq(INTENT_TYPE) | col(ENTITY_TYPE_PROPERTY).eq(MOVE_TYPE);
         let mut report = ReconcileReport::default();
         match engine.reconcile_layers(self.name(), partition_key).await {
             Ok(layers) => report.layers = layers,
@@ -220,61 +235,112 @@ impl<T: Row> Table<T> {
                 error,
             }),
         }
-        let mut pages = EntityPages::new(self.name(), spec, None);
+        let mut pages = self.upkeep_rows(partition_key, rows);
         while let Some(page) = pages.next(engine.as_ref()).await? {
             for row in page.items {
-                report.intents_found += 1;
-                let live = match LiveIntent::from_row(&row) {
-                    Ok(live) => live,
-                    Err(error) => {
-                        report.failures.push(IntentFailure {
-                            intent: row.key(),
-                            error,
-                        });
-                        continue;
-                    }
-                };
-                let key = live.key.clone();
-                if !live.doc.has_work() && live.doc.state() != super::intents::IntentState::Claiming
-                {
-                    // A tombstone: remove it once it has served its time.
-                    if live.age() > retention {
-                        let mut live = live;
-                        match live.delete(engine.as_ref(), self.name()).await {
-                            Ok(_) => report.tombstones_removed += 1,
-                            Err(error) => {
-                                report.failures.push(IntentFailure { intent: key, error })
-                            }
-                        }
-                    } else {
-                        report.tombstones_kept += 1;
-                    }
-                    continue;
-                }
-                match apply(
-                    self.service(),
-                    self.name(),
-                    live,
-                    &codec_for,
-                    Finish::Worker { retention },
-                )
-                .await
-                {
-                    Ok(applied) => {
-                        if applied.aborted {
-                            report.intents_aborted += 1;
-                        }
-                        if applied.finished {
-                            report.intents_finished += 1;
-                        } else {
-                            report.intents_left += 1;
-                        }
-                        report.touched.extend(applied.touched);
-                    }
-                    Err(error) => report.failures.push(IntentFailure { intent: key, error }),
+                if row.get(ENTITY_TYPE_PROPERTY).and_then(Value::as_str) == Some(MOVE_TYPE) {
+                    self.reconcile_move_row(row, &mut report).await;
+                } else {
+                    self.reconcile_intent_row(row, &mut report).await;
                 }
             }
         }
         report.into_result()
+    }
+
+    /// The intents of one partition only (not its moves): a move's finish settles
+    /// the new row's intent with it.
+    pub(crate) async fn reconcile_intents(&self, partition_key: &str) -> Result<ReconcileReport> {
+        let engine = self.engine();
+        let mut report = ReconcileReport::default();
+        let intents = col(ENTITY_TYPE_PROPERTY).eq(INTENT_TYPE);
+        let mut pages = self.upkeep_rows(Some(partition_key), intents);
+        while let Some(page) = pages.next(engine.as_ref()).await? {
+            for row in page.items {
+                self.reconcile_intent_row(row, &mut report).await;
+            }
+        }
+        report.into_result()
+    }
+
+    /// The pages of the upkeep rows `rows` selects, in one partition or all.
+    fn upkeep_rows(&self, partition_key: Option<&str>, rows: Filter) -> EntityPages {
+        let filter = match partition_key {
+            Some(pk) => Filter::partition_key(pk) & rows,
+            None => rows,
+        };
+        let mut spec = QuerySpec::new().filter(filter);
+        spec.top = self.service().options().page_size;
+        EntityPages::new(self.name(), spec, None)
+    }
+
+    /// Finishes or undoes one move, into `report`.
+    async fn reconcile_move_row(&self, row: DynamicEntity, report: &mut ReconcileReport) {
+        report.moves_found += 1;
+        let key = row.key();
+        let retention = self.service().options().intent_retention;
+        match self.reconcile_move(row, retention).await {
+            Ok(Reconciled::RolledForward) => report.moves_finished += 1,
+            Ok(Reconciled::Undone) => report.moves_undone += 1,
+            Ok(Reconciled::Left) => report.moves_left += 1,
+            Ok(Reconciled::TombstoneKept) => report.tombstones_kept += 1,
+            Ok(Reconciled::TombstoneRemoved) => report.tombstones_removed += 1,
+            Err(error) => report.failures.push(IntentFailure { intent: key, error }),
+        }
+    }
+
+    /// Finishes one intent, into `report`.
+    async fn reconcile_intent_row(&self, row: DynamicEntity, report: &mut ReconcileReport) {
+        let engine = self.engine();
+        let codec = Codec::of::<T>();
+        let codec_for = |kind: &str| derives_kind::<T>(kind).then_some(codec);
+        let retention = self.service().options().intent_retention;
+        report.intents_found += 1;
+        let live = match LiveIntent::from_row(&row) {
+            Ok(live) => live,
+            Err(error) => {
+                report.failures.push(IntentFailure {
+                    intent: row.key(),
+                    error,
+                });
+                return;
+            }
+        };
+        let key = live.key.clone();
+        if !live.doc.has_work() && live.doc.state() != super::intents::IntentState::Claiming {
+            // A tombstone: remove it once it has served its time.
+            if live.age() > retention {
+                let mut live = live;
+                match live.delete(engine.as_ref(), self.name()).await {
+                    Ok(_) => report.tombstones_removed += 1,
+                    Err(error) => report.failures.push(IntentFailure { intent: key, error }),
+                }
+            } else {
+                report.tombstones_kept += 1;
+            }
+            return;
+        }
+        match apply(
+            self.service(),
+            self.name(),
+            live,
+            &codec_for,
+            Finish::Worker { retention },
+        )
+        .await
+        {
+            Ok(applied) => {
+                if applied.aborted {
+                    report.intents_aborted += 1;
+                }
+                if applied.finished {
+                    report.intents_finished += 1;
+                } else {
+                    report.intents_left += 1;
+                }
+                report.touched.extend(applied.touched);
+            }
+            Err(error) => report.failures.push(IntentFailure { intent: key, error }),
+        }
     }
 }

@@ -26,7 +26,7 @@ use tables_core::{DynamicEntity, Engine, EntityKey, Error, ErrorKind, Origin, Re
 use super::conflict::ConflictLoop;
 use super::index_entities::{encode_member, update_members, MemberChanges};
 use super::intents::{rows_of, IntentDoc, IntentState, LiveIntent, PrimaryIntent, RowRef};
-use super::rows::{is_stale_claim, put_copy, release_copy, replace_over, IndexOf};
+use super::rows::{is_stale_claim, put_copy, release_copy, replace_over, Holder, IndexOf};
 use super::touched::{RowChange, TouchedRow};
 use super::Codec;
 use crate::service::TableServiceClient;
@@ -244,6 +244,8 @@ struct Settling {
     key: EntityKey,
     codec: Codec,
     rows: BTreeSet<RowRef>,
+    /// For the new row of a move: the row it comes from, whose copies it takes over.
+    heir_of: Option<EntityKey>,
 }
 
 impl Settling {
@@ -252,6 +254,7 @@ impl Settling {
             kind: kind.to_owned(),
             key: EntityKey::new(live.key.partition_key.clone(), row_key.to_owned()),
             codec,
+            heir_of: live.moved_from(kind, row_key),
             rows: live.rows_of(kind, row_key).clone(),
         }
     }
@@ -398,7 +401,7 @@ async fn settle_round(
                         &reference.table,
                         copy,
                         of,
-                        &primary.key,
+                        (&primary.key, primary.heir_of.as_ref()),
                         primary.codec,
                         retries,
                     )
@@ -447,7 +450,9 @@ async fn settle_round(
 }
 
 /// Writes `copy` (a copy of `primary` for `of`) to `table` unless it is stored
-/// already; takes over a stale claim. Returns whether it wrote.
+/// already; takes over a stale claim, and (the new row of a move) a copy the row it
+/// comes from holds. `primary` is `(its key, the key of the row it comes from)`.
+/// Returns whether it wrote.
 ///
 /// # Errors
 ///
@@ -458,7 +463,7 @@ pub(crate) async fn ensure_copy(
     table: &str,
     copy: &DynamicEntity,
     of: IndexOf<'_>,
-    primary: &EntityKey,
+    (primary, heir_of): (&EntityKey, Option<&EntityKey>),
     codec: Codec,
     retries: u32,
 ) -> Result<bool> {
@@ -470,6 +475,15 @@ pub(crate) async fn ensure_copy(
             Ok(None) => return Ok(false),
             Ok(Some(op)) => op,
             Err(taken) => match &stored {
+                // A move passes the copy on, If-Match, from its old row to its new.
+                Some(row)
+                    if matches!(
+                        Holder::of(Some(row), of, primary),
+                        Holder::Other { owner, .. } if Some(&owner) == heir_of
+                    ) =>
+                {
+                    replace_over(row, copy)
+                }
                 Some(row) if is_stale_claim(engine, row, of, codec).await? => {
                     replace_over(row, copy)
                 }

@@ -8,7 +8,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::model::schema::IndexSchema;
 use crate::model::{
     index_copy_type, role_of, RowRole, ENTITY_TYPE_PROPERTY, ENTITY_VERSION_PROPERTY,
-    PRIMARY_PARTITION_KEY_PROPERTY, PRIMARY_ROW_KEY_PROPERTY,
+    MOVED_FROM_PROPERTY, MOVING_TO_PROPERTY, PRIMARY_PARTITION_KEY_PROPERTY,
+    PRIMARY_ROW_KEY_PROPERTY,
 };
 use crate::value::Value;
 
@@ -118,6 +119,10 @@ pub fn index_copy(
         .unwrap_or_default();
     entity.reserve(primary.len() + 2);
     for (name, value) in primary.properties() {
+        // A move's marks belong to the primary row only.
+        if name == MOVING_TO_PROPERTY || name == MOVED_FROM_PROPERTY {
+            continue;
+        }
         let copied = name == ENTITY_VERSION_PROPERTY
             || index
                 .include

@@ -87,8 +87,14 @@ pub const ENTITY_VERSION_PROPERTY: &str = "EntityVersion";
 pub const PRIMARY_PARTITION_KEY_PROPERTY: &str = "PrimaryPartitionKey";
 /// On an index copy: the RowKey of its primary.
 pub const PRIMARY_ROW_KEY_PROPERTY: &str = "PrimaryRowKey";
+/// On a primary being moved to another key (`Table::move_to`): the move's row in
+/// its partition. Typed writes refuse the row until the move finishes.
+pub const MOVING_TO_PROPERTY: &str = "MovingTo";
+/// On the new row of a move under way: where it comes from. Typed writes refuse the
+/// row until the move finishes.
+pub const MOVED_FROM_PROPERTY: &str = "MovedFrom";
 /// Property names the typed layer reserves: a derived field can't be stored under them.
-pub const RESERVED_PROPERTIES: [&str; 7] = [
+pub const RESERVED_PROPERTIES: [&str; 9] = [
     ENTITY_TYPE_PROPERTY,
     ENTITY_VERSION_PROPERTY,
     PRIMARY_PARTITION_KEY_PROPERTY,
@@ -96,6 +102,8 @@ pub const RESERVED_PROPERTIES: [&str; 7] = [
     ENTITY_PARTS_PROPERTY,
     ENTITY_PART_PROPERTY,
     ENTITY_PARTS_TAG_PROPERTY,
+    MOVING_TO_PROPERTY,
+    MOVED_FROM_PROPERTY,
 ];
 /// On a wide entity's base row: how many part rows follow (`tables_core::wide`).
 pub const ENTITY_PARTS_PROPERTY: &str = "EntityParts";

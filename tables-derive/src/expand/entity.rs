@@ -446,7 +446,8 @@ fn take_properties(cx: &Ctx<'_>, stored: &[&Field], keep_others: bool) -> TokenS
                 #(#by_number)*
                 match __property.name() {
                     #(#names => #targets = ::core::option::Option::Some(__property.take()),)*
-                    __other if #tag.properties().contains(&__other) => {}
+                    __other if #tag.properties().contains(&__other)
+                        || #p::RESERVED_PROPERTIES.contains(&__other) => {}
                     _ => __others.push(__property.take_named()),
                 }
             }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tables_client::model::{row_role, RowRole};
+use tables_client::model::{row_role, RowRole, MOVED_FROM_PROPERTY, MOVING_TO_PROPERTY};
 use tables_client::{DynamicEntity, Engine, EntityKey, IfMatch, Result, Row, Value, WriteOp};
 
 use crate::read::all_rows;
@@ -43,7 +43,8 @@ struct IndexState {
 
 /// Checks that the index rows of `T` in `table` (and its index tables) are exactly
 /// those its primaries imply: no orphan, no missing copy, no stale content, no
-/// duplicate member, no intent left. Returns the primaries.
+/// duplicate member, no intent or move left, no primary marked by a move. Returns
+/// the primaries.
 pub async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Vec<DynamicEntity>> {
     let mut primaries = Vec::new();
     let mut actual = IndexState::default();
@@ -51,7 +52,15 @@ pub async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Vec<Dynam
         for row in all_rows(engine, &name).await? {
             let located = (name.clone(), row.key());
             match row_role(&row) {
-                RowRole::Primary { .. } if name == table => primaries.push(row),
+                RowRole::Primary { .. } if name == table => {
+                    for mark in [MOVING_TO_PROPERTY, MOVED_FROM_PROPERTY] {
+                        assert!(
+                            !row.contains(mark),
+                            "{located:?} still carries a move's mark {mark} after reconcile"
+                        );
+                    }
+                    primaries.push(row);
+                }
                 RowRole::IndexCopy { .. } => {
                     actual.copies.insert(located, properties(&row));
                 }
@@ -131,8 +140,17 @@ pub async fn check<T: Row>(engine: &dyn Engine, table: &str) -> Result<Vec<Dynam
 }
 
 /// Whether `row` is an intent's tombstone: finished (`done`) or fenced (`aborted`),
-/// with nothing left to do.
+/// with nothing left to do; or a move's (`Table::move_to`): its row once finished or
+/// undone, or its fence.
 pub fn is_tombstone(row: &DynamicEntity) -> bool {
+    if row.contains("Fence") {
+        return true;
+    }
+    if let Some(text) = row.get("Move").and_then(Value::as_str) {
+        let doc: serde_json::Value = serde_json::from_str(text).expect("Move is JSON");
+        let state = doc.get("state").and_then(serde_json::Value::as_str);
+        return matches!(state, Some("done" | "aborted"));
+    }
     let Some(text) = row.get("Intent").and_then(Value::as_str) else {
         return false;
     };
