@@ -56,7 +56,7 @@ use tokio::sync::watch;
 
 pub use account::Account;
 pub use faults::{FaultEffect, FaultRule, Faults};
-pub use persist::DEFAULT_JOURNAL_LIMIT;
+pub use persist::{Recovery, DEFAULT_JOURNAL_LIMIT};
 
 use handle::{AccountState, State};
 
@@ -73,6 +73,7 @@ pub struct Server {
     fault_control: bool,
     data_dir: Option<PathBuf>,
     journal_limit: u64,
+    recovery: Recovery,
 }
 
 impl Default for Server {
@@ -85,6 +86,7 @@ impl Default for Server {
             fault_control: false,
             data_dir: None,
             journal_limit: DEFAULT_JOURNAL_LIMIT,
+            recovery: Recovery::Strict,
         }
     }
 }
@@ -167,6 +169,17 @@ impl Server {
         self
     }
 
+    /// With a data directory: what to do when a file in it is damaged (not a write
+    /// a crash cut short, which is always dropped). [`Recovery::Strict`] (the
+    /// default) refuses to start, naming the file, the offset and the records at
+    /// stake; [`Recovery::Salvage`] keeps every intact record, sets the damaged file
+    /// aside (`<name>.damaged-<unix seconds>`, never deleted), logs what was lost
+    /// and starts.
+    pub fn recovery(mut self, recovery: Recovery) -> Server {
+        self.recovery = recovery;
+        self
+    }
+
     /// The accounts served: those given, or the development account.
     fn served_accounts(&self) -> Vec<Account> {
         if self.accounts.is_empty() {
@@ -197,7 +210,12 @@ impl Server {
             faults.add(rule);
         }
         let state = Arc::new(State {
-            accounts: open_accounts(&accounts, self.data_dir.as_deref(), self.journal_limit)?,
+            accounts: open_accounts(
+                &accounts,
+                self.data_dir.as_deref(),
+                self.journal_limit,
+                self.recovery,
+            )?,
             faults: Arc::clone(&faults),
             fault_control: self.fault_control,
         });
@@ -321,6 +339,7 @@ fn open_accounts(
     accounts: &[Account],
     data_dir: Option<&std::path::Path>,
     journal_limit: u64,
+    recovery: Recovery,
 ) -> io::Result<HashMap<String, AccountState>> {
     let mut states = HashMap::new();
     for account in accounts {
@@ -328,17 +347,17 @@ fn open_accounts(
         let state = match data_dir {
             None => AccountState::new(account.clone(), engine),
             Some(dir) => {
-                let opened =
-                    persist::Journal::open(&dir.join(account.name()), journal_limit, &engine)
-                        .and_then(|(journal, restored)| {
-                            let state = AccountState::restored(
-                                account.clone(),
-                                engine,
-                                restored,
-                                Some(journal),
-                            );
-                            state.start_journal().map(|()| state)
-                        });
+                let opened = persist::Journal::open(
+                    &dir.join(account.name()),
+                    journal_limit,
+                    &engine,
+                    recovery,
+                )
+                .and_then(|(journal, restored)| {
+                    let state =
+                        AccountState::restored(account.clone(), engine, restored, Some(journal));
+                    state.start_journal().map(|()| state)
+                });
                 match opened {
                     Ok(state) => state,
                     Err(err) => {

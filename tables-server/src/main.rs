@@ -3,7 +3,7 @@
 //! ```text
 //! tables-server [--host 127.0.0.1] [--port 10002] [--account name:key[:key2]]...
 //!               [--threads N] [--log-level info] [--fault RULE]... [--fault-control]
-//!               [--data-dir DIR] [--journal-limit BYTES]
+//!               [--data-dir DIR] [--journal-limit BYTES] [--salvage]
 //! ```
 //!
 //! Accounts also come from `TABLES_SERVER_ACCOUNTS` or Azurite's `AZURITE_ACCOUNTS`
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use std::path::PathBuf;
 
-use tables_server::{Account, FaultRule, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT};
+use tables_server::{Account, FaultRule, Recovery, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT};
 
 // The binary allocates with mimalloc: a request's and a page's small, short-lived
 // allocations cost fewer instructions than with the system allocator, and a loaded
@@ -41,6 +41,12 @@ OPTIONS:
                              Default: in memory only. Also TABLES_SERVER_DATA_DIR
     --journal-limit <BYTES>  with --data-dir: snapshot the account when its journal
                              segment grows past BYTES [default: 67108864]
+    --salvage                with --data-dir: start even if a file in it is damaged
+                             (not a write cut short by a crash): keep every intact
+                             record, set the damaged file aside (renamed
+                             <name>.damaged-<time>, never deleted) and log what was
+                             lost. Without it, damage stops the start with an error
+                             naming the file, the offset and the records at stake
     --threads <N>            threads serving connections (each keeps those it is
                              handed) [default: the number of CPUs]
     --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
@@ -65,6 +71,7 @@ struct Options {
     fault_control: bool,
     data_dir: Option<PathBuf>,
     journal_limit: u64,
+    recovery: Recovery,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -78,6 +85,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         fault_control: false,
         data_dir: std::env::var_os("TABLES_SERVER_DATA_DIR").map(PathBuf::from),
         journal_limit: DEFAULT_JOURNAL_LIMIT,
+        recovery: Recovery::Strict,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -127,6 +135,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                 .push(value()?.parse().map_err(|e| format!("--fault: {e}"))?),
             "--fault-control" => options.fault_control = true,
             "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
+            "--salvage" => options.recovery = Recovery::Salvage,
             "--journal-limit" => {
                 let text = value()?;
                 options.journal_limit = text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -178,7 +187,8 @@ fn main() -> ExitCode {
         .host(options.host)
         .port(options.port)
         .fault_control(options.fault_control)
-        .journal_limit(options.journal_limit);
+        .journal_limit(options.journal_limit)
+        .recovery(options.recovery);
     if let Some(dir) = &options.data_dir {
         server = server.data_dir(dir);
     }
