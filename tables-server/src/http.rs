@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap, HeaderName, HeaderValue, InvalidHeaderValue};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, StatusCode};
@@ -328,62 +328,88 @@ pub(crate) fn read(
 /// The `x-ms-version` of an answer to a request that names none.
 const DEFAULT_VERSION: HeaderValue = HeaderValue::from_static(API_VERSION);
 
-/// The answer with the headers every answer carries.
+/// The answer with the headers every answer carries. A header value that can't be
+/// written (nothing a client stores should lead to one, but an answer must never be
+/// an empty 500) turns the answer into a `500 InternalError` that names the header.
 fn respond(
     reply: Reply,
     request_id: String,
     version: HeaderValue,
     client_request_id: Option<HeaderValue>,
 ) -> hyper::Response<Full<Bytes>> {
-    let headers = answer_headers(reply.headers, request_id, version, client_request_id);
-    let status = StatusCode::from_u16(reply.status);
-    match (status, headers) {
-        (Ok(status), Ok(headers)) => {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let base = base_headers(&request_id, version.clone(), client_request_id.clone());
+    match answer_headers(reply.headers, base) {
+        Ok(headers) => {
             let mut response = hyper::Response::new(Full::new(reply.body));
             *response.status_mut() = status;
             *response.headers_mut() = headers;
             response
         }
-        (status, headers) => {
-            // Only a header value we wrote could be invalid (a key with a line
-            // break echoed somewhere): answer without the extra headers rather
-            // than fail.
-            tracing::warn!(
-                "an answer's status or headers were invalid ({:?}, {:?}); answering 500",
-                status.err(),
-                headers.err()
+        Err(name) => {
+            tracing::error!(
+                request_id = %request_id,
+                "an answer's {name} header held characters HTTP can't carry; answering 500"
             );
-            let mut response = hyper::Response::new(Full::new(Bytes::new()));
+            let failure = Failure::new(
+                500,
+                "InternalError",
+                format!(
+                    "the server could not write its answer's {name} header: its value holds \
+                     characters an HTTP header can't carry. The request may have been carried \
+                     out; this is a server bug, please report it"
+                ),
+            );
+            let error = failure.reply(&request_id, false);
+            let base = base_headers(&request_id, version, client_request_id);
+            // The error's own headers are literals and always valid.
+            let headers = answer_headers(error.headers, base).unwrap_or_default();
+            let mut response = hyper::Response::new(Full::new(error.body));
             *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            *response.headers_mut() = headers;
             response
         }
     }
 }
 
-/// The reply's headers and those every answer carries, as HTTP headers: a value
-/// written once (a name, a literal) is shared, not copied.
-fn answer_headers(
-    headers: Vec<(HeaderName, Cow<'static, str>)>,
-    request_id: String,
+/// The headers every answer carries.
+fn base_headers(
+    request_id: &str,
     version: HeaderValue,
     client_request_id: Option<HeaderValue>,
-) -> Result<HeaderMap, InvalidHeaderValue> {
-    let mut map = HeaderMap::with_capacity(headers.len() + 5);
-    map.insert(names::REQUEST_ID, HeaderValue::try_from(request_id)?);
+) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(12);
+    if let Ok(id) = HeaderValue::try_from(request_id) {
+        map.insert(names::REQUEST_ID, id);
+    }
     map.insert(names::VERSION, version);
     map.insert(header::DATE, http_date(SystemTime::now()));
     map.insert(header::SERVER, SERVER);
     if let Some(id) = client_request_id {
         map.insert(names::CLIENT_REQUEST_ID, id);
     }
+    map
+}
+
+/// The reply's headers added to `map`: a value written once (a name, a literal) is
+/// shared, not copied. The name of a header whose value can't be written, if any.
+fn answer_headers(
+    headers: Vec<(HeaderName, Cow<'static, str>)>,
+    mut map: HeaderMap,
+) -> Result<HeaderMap, HeaderName> {
     for (name, value) in headers {
         let value = match value {
             Cow::Borrowed(text) => {
-                HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes()))?
+                HeaderValue::from_maybe_shared(Bytes::from_static(text.as_bytes()))
             }
-            Cow::Owned(text) => HeaderValue::try_from(text)?,
+            Cow::Owned(text) => HeaderValue::try_from(text),
         };
-        map.append(name, value);
+        match value {
+            Ok(value) => {
+                map.append(name, value);
+            }
+            Err(_) => return Err(name),
+        }
     }
     Ok(map)
 }
@@ -426,6 +452,33 @@ mod tests {
         assert_eq!(date(61_500), expected(61));
         // Back in time (the clock was set back): still right.
         assert_eq!(date(500), expected(0));
+    }
+
+    /// A header value that can't be written is an error answer with a body that
+    /// names the header, never an empty 500.
+    #[test]
+    fn an_unwritable_header_is_an_error_answer_that_names_it() {
+        let reply = crate::reply::Reply::empty(200).with_header(
+            hyper::header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            "a\nb".to_owned(),
+        );
+        let version = hyper::header::HeaderValue::from_static("2019-02-02");
+        let response = super::respond(reply, "id-1".to_owned(), version, None);
+        assert_eq!(response.status(), 500);
+        let headers = response.headers();
+        assert_eq!(headers["x-ms-error-code"], "InternalError");
+        assert_eq!(headers["x-ms-request-id"], "id-1");
+        let body = futures_body(response);
+        assert!(body.contains("access-control-expose-headers"), "{body}");
+    }
+
+    fn futures_body(response: hyper::Response<http_body_util::Full<bytes::Bytes>>) -> String {
+        use http_body_util::BodyExt;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let collected = runtime.block_on(response.into_body().collect()).unwrap();
+        String::from_utf8(collected.to_bytes().to_vec()).unwrap()
     }
 
     #[test]

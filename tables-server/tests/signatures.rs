@@ -10,11 +10,10 @@
 use std::time::SystemTime;
 
 use reqwest::{Client, Method, StatusCode};
-use tables_core::auth::{
-    request_canonical_resource, shared_key_authorization, AccountKey, TableSasFields,
-    DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY,
-};
+use tables_core::auth::{AccountKey, TableSasFields, DEVELOPMENT_ACCOUNT};
 use tables_server::{RunningServer, Server};
+
+mod common;
 
 const SPACE: &str = "/devstoreaccount1/keytab(PartitionKey='a%20b',RowKey='r')";
 const PERCENT: &str = "/devstoreaccount1/keytab(PartitionKey='a%2520b',RowKey='r')";
@@ -38,7 +37,7 @@ impl Wire {
         let wire = Wire {
             server: Server::builder().port(0).start().await.unwrap(),
             client: Client::new(),
-            key: AccountKey::new(DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY).unwrap(),
+            key: common::dev_key(),
         };
         let table = wire
             .send(
@@ -78,17 +77,8 @@ impl Wire {
         } else {
             ""
         };
-        let (path, query) = signed.over.split_once('?').unwrap_or((signed.over, ""));
-        let resource = request_canonical_resource(DEVELOPMENT_ACCOUNT, path, query);
-        let authorization = shared_key_authorization(
-            &self.key,
-            signed.lite,
-            method,
-            "",
-            content_type,
-            &date,
-            &resource,
-        );
+        let authorization =
+            common::authorization(signed.lite, method, signed.over, content_type, &date);
         let url = format!("http://{}{target}", self.server.addr());
         let mut request = self
             .client

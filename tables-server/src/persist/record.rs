@@ -24,7 +24,7 @@ use std::io::{self, Read};
 use tables_core::odata::{decode_entity, encode_stored_entity};
 use tables_core::service::acl::{decode_table_acl, encode_table_acl, SignedIdentifier};
 use tables_core::service::properties::{
-    decode_service_properties, encode_service_properties, ServiceProperties,
+    decode_stored_service_properties, encode_service_properties, ServiceProperties,
 };
 use tables_core::{DynamicEntity, EntityKey};
 use tables_mem::{Change, RowChange};
@@ -362,8 +362,17 @@ fn decode(payload: &[u8]) -> Result<Record, String> {
         }
         b'S' => {
             let mut properties = ServiceProperties::default();
-            properties
-                .apply(decode_service_properties(fields.bytes()?).map_err(|e| e.to_string())?);
+            // Stored perhaps by a server that took CORS values it now refuses: such a
+            // rule is left out (an answer could not carry it), and said so.
+            let (update, dropped) =
+                decode_stored_service_properties(fields.bytes()?).map_err(|e| e.to_string())?;
+            for rule in dropped {
+                tracing::warn!(
+                    "the stored service properties hold {rule}, which no answer could carry: \
+                     it is left out; set the CORS rules again with Set Table Service Properties"
+                );
+            }
+            properties.apply(update);
             Record::Properties(properties)
         }
         b'H' => Record::SnapshotHeader {
