@@ -175,6 +175,8 @@ async fn fresh_state() -> State {
         accounts: HashMap::from([(ACCOUNT.to_owned(), account)]),
         faults: Arc::new(Faults::default()),
         fault_control: false,
+        limits: crate::limits::Limits::default(),
+        budget: crate::limits::Budget::new(1 << 20),
     }
 }
 

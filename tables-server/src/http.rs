@@ -8,33 +8,46 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tables_core::odata::header::API_VERSION;
 use tables_core::odata::path::ResourcePath;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
-use tokio::sync::watch;
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::faults::{FaultEffect, FaultRule};
 use crate::handle::{handle, State};
+use crate::limits::{
+    accept_backoff, busy_connection, read_body, with_retry_after, Limits, MAX_CLIENT_REQUEST_ID,
+    MAX_ECHOED_VERSION,
+};
 use crate::reply::{names, Failure, Reply};
 use crate::request::{parse_query, Request};
 use crate::{batch, cors};
 
-/// The largest request body read: the service's 4 MiB for a batch, with room for
-/// the multipart framing around it (a larger body is refused, `413`).
-const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
+/// The most a connection's read buffer holds: a request's line and headers must fit
+/// (more is `431`), and a body is read in pieces of at most this size, so an open
+/// connection holds little memory besides the bodies [`Limits`] counts.
+const MAX_BUFFER_BYTES: usize = 64 << 10;
+
+/// Connections past [`Limits::max_connections`] answered `503 ServerBusy` at once;
+/// beyond them, a new connection is closed unanswered.
+const BUSY_ANSWERS: usize = 32;
 
 /// Accepts connections until `shutdown` turns true, then stops them all. The
 /// connections are handed in turn to the current runtime and to `workers` (other
-/// runtimes, each on a thread of its own); each stays where it was handed.
+/// runtimes, each on a thread of its own); each stays where it was handed. Past
+/// [`Limits::max_connections`], a connection is answered `503 ServerBusy`; a failed
+/// accept (out of descriptors, say) pauses accepting, longer after each failure in a
+/// row, instead of trying again at once.
 pub(crate) async fn serve(
     listener: TcpListener,
     state: Arc<State>,
@@ -43,16 +56,44 @@ pub(crate) async fn serve(
 ) {
     let mut connections = JoinSet::new();
     let mut turn = 0;
+    let permits = Arc::new(Semaphore::new(state.limits.max_connections));
+    let busy = Arc::new(Semaphore::new(BUSY_ANSWERS));
+    let mut failures = 0_u32;
+    let mut paused: Option<Instant> = None;
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else { continue };
+            accepted = listener.accept(), if paused.is_none() => {
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => {
+                        failures = 0;
+                        accepted
+                    }
+                    Err(err) => {
+                        let wait = accept_backoff(failures);
+                        if failures % 100 == 0 {
+                            tracing::warn!(
+                                failures_in_a_row = failures + 1,
+                                "can't accept a connection ({err}); accepting again in {} ms",
+                                wait.as_millis()
+                            );
+                        }
+                        failures = failures.saturating_add(1);
+                        paused = Some(Instant::now() + wait);
+                        continue;
+                    }
+                };
                 let _ = stream.set_nodelay(true);
+                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                    if let Ok(permit) = Arc::clone(&busy).try_acquire_owned() {
+                        connections.spawn(answer_busy(stream, state.limits.clone(), permit));
+                    }
+                    continue;
+                };
                 let state = Arc::clone(&state);
                 turn = (turn + 1) % (workers.len() + 1);
                 match workers.get(turn) {
                     None => {
-                        connections.spawn(serve_connection(stream, state, peer));
+                        connections.spawn(serve_connection(stream, state, peer, permit));
                     }
                     Some(worker) => {
                         // Moved to the worker's runtime: registered there afresh.
@@ -60,13 +101,16 @@ pub(crate) async fn serve(
                         connections.spawn_on(
                             async move {
                                 if let Ok(stream) = TcpStream::from_std(stream) {
-                                    serve_connection(stream, state, peer).await;
+                                    serve_connection(stream, state, peer, permit).await;
                                 }
                             },
                             worker,
                         );
                     }
                 }
+            }
+            () = tokio::time::sleep_until(paused.unwrap_or_else(Instant::now)), if paused.is_some() => {
+                paused = None;
             }
             // Reap finished connections so the set doesn't grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
@@ -80,16 +124,52 @@ pub(crate) async fn serve(
     connections.shutdown().await;
 }
 
-/// Answers the requests of one connection until it closes.
-async fn serve_connection(stream: TcpStream, state: Arc<State>, peer: SocketAddr) {
+/// hyper's HTTP/1 settings: the header timeout (with tokio's timer) and the read
+/// buffer's size.
+fn http1_builder(header_timeout: std::time::Duration) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .max_buf_size(MAX_BUFFER_BYTES);
+    builder
+}
+
+/// Answers the requests of one connection until it closes, or sends no request
+/// in time.
+async fn serve_connection(
+    stream: TcpStream,
+    state: Arc<State>,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+) {
+    let mut builder = http1_builder(state.limits.header_timeout);
+    builder.keep_alive(true);
     let service = service_fn(move |request| {
         let state = Arc::clone(&state);
         async move { answer(&state, request, peer).await }
     });
-    let _ = http1::Builder::new()
-        .keep_alive(true)
+    let _ = builder
         .serve_connection(TokioIo::new(stream), service)
         .await;
+    drop(permit);
+}
+
+/// Answers a connection past the limit: `503 ServerBusy` with `Retry-After`, then
+/// closes it.
+async fn answer_busy(stream: TcpStream, limits: Limits, permit: OwnedSemaphorePermit) {
+    let max = limits.max_connections;
+    let service = service_fn(move |_request| async move {
+        let request_id = request_id();
+        let reply = with_retry_after(busy_connection(max).reply(&request_id, false));
+        Ok::<_, std::convert::Infallible>(respond(reply, request_id, DEFAULT_VERSION, None))
+    });
+    let mut builder = http1_builder(limits.header_timeout.min(std::time::Duration::from_secs(5)));
+    builder.keep_alive(false);
+    let _ = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+    drop(permit);
 }
 
 /// A connection closed on purpose, without an answer (an injected fault).
@@ -126,31 +206,52 @@ async fn answer(
 ) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let request_id = request_id();
     let (parts, body) = request.into_parts();
-    // Echoed: shares the request's bytes, no copy.
+    // Echoed: shares the request's bytes, no copy; bounded.
     let version = parts
         .headers
         .get(names::VERSION)
-        .filter(|v| v.to_str().is_ok())
+        .filter(|v| v.len() <= MAX_ECHOED_VERSION && v.to_str().is_ok())
         .cloned()
         .unwrap_or(DEFAULT_VERSION);
     let client_request_id = parts
         .headers
         .get(names::CLIENT_REQUEST_ID)
-        .filter(|v| v.to_str().is_ok())
-        .cloned();
-    let reply = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Err(_) => Failure::new(
-            413,
-            "RequestBodyTooLarge",
-            format!("the request body is larger than {MAX_BODY_BYTES} bytes; the service accepts at most 4 MiB"),
-        )
-        .reply(&request_id, false),
-        Ok(collected) => {
-            let body = collected.to_bytes();
-            match read(parts, body, peer) {
+        .filter(|v| v.to_str().is_ok());
+    if let Some(id) = client_request_id.filter(|id| id.len() > MAX_CLIENT_REQUEST_ID) {
+        let failure = Failure::new(
+            400,
+            "InvalidHeaderValue",
+            format!(
+                "The value for one of the HTTP headers is not in the correct format: \
+                 x-ms-client-request-id is {} bytes long; the service takes at most \
+                 {MAX_CLIENT_REQUEST_ID}",
+                id.len()
+            ),
+        );
+        let reply = failure.reply(&request_id, false);
+        return Ok(respond(reply, request_id, version, None));
+    }
+    let client_request_id = client_request_id.cloned();
+    let reply = match read_body(
+        &parts.headers,
+        body,
+        &state.budget,
+        state.limits.body_timeout,
+    )
+    .await
+    {
+        Err(failure) => {
+            let reply = with_retry_after(failure.reply(&request_id, false));
+            // What is left of the body can't be told from a next request.
+            reply.with_header(header::CONNECTION, "close")
+        }
+        Ok((body, held)) => {
+            let reply = match read(parts, body, peer) {
                 Ok(request) => serve_request(state, &request, &request_id).await?,
                 Err(failure) => failure.reply(&request_id, false),
-            }
+            };
+            drop(held);
+            reply
         }
     };
     Ok(respond(reply, request_id, version, client_request_id))

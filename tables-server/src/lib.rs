@@ -36,6 +36,7 @@ mod faults;
 mod fuzz;
 mod handle;
 mod http;
+mod limits;
 mod persist;
 mod reply;
 mod request;
@@ -56,6 +57,7 @@ use tokio::sync::watch;
 
 pub use account::Account;
 pub use faults::{FaultEffect, FaultRule, Faults};
+pub use limits::Limits;
 pub use persist::{Recovery, DEFAULT_JOURNAL_LIMIT};
 
 use handle::{AccountState, State};
@@ -74,6 +76,7 @@ pub struct Server {
     data_dir: Option<PathBuf>,
     journal_limit: u64,
     recovery: Recovery,
+    limits: Limits,
 }
 
 impl Default for Server {
@@ -87,6 +90,7 @@ impl Default for Server {
             data_dir: None,
             journal_limit: DEFAULT_JOURNAL_LIMIT,
             recovery: Recovery::Strict,
+            limits: Limits::default(),
         }
     }
 }
@@ -180,6 +184,14 @@ impl Server {
         self
     }
 
+    /// What clients may hold: connections at once, time to send a request's
+    /// headers and body, buffered request bytes (see [`Limits`]; its `Default`
+    /// unless set).
+    pub fn limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
     /// The accounts served: those given, or the development account.
     fn served_accounts(&self) -> Vec<Account> {
         if self.accounts.is_empty() {
@@ -218,6 +230,8 @@ impl Server {
             )?,
             faults: Arc::clone(&faults),
             fault_control: self.fault_control,
+            budget: limits::Budget::new(self.limits.max_buffered_bytes),
+            limits: self.limits,
         });
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(http::serve(listener, Arc::clone(&state), stopped, workers));

@@ -4,6 +4,8 @@
 //! tables-server [--host 127.0.0.1] [--port 10002] [--account name:key[:key2]]...
 //!               [--threads N] [--log-level info] [--fault RULE]... [--fault-control]
 //!               [--data-dir DIR] [--journal-limit BYTES] [--salvage]
+//!               [--max-connections N] [--header-timeout SECS] [--body-timeout SECS]
+//!               [--max-buffered-bytes BYTES]
 //! ```
 //!
 //! Accounts also come from `TABLES_SERVER_ACCOUNTS` or Azurite's `AZURITE_ACCOUNTS`
@@ -12,10 +14,13 @@
 use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use std::path::PathBuf;
 
-use tables_server::{Account, FaultRule, Recovery, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT};
+use tables_server::{
+    Account, FaultRule, Limits, Recovery, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT,
+};
 
 // The binary allocates with mimalloc: a request's and a page's small, short-lived
 // allocations cost fewer instructions than with the system allocator, and a loaded
@@ -47,6 +52,17 @@ OPTIONS:
                              <name>.damaged-<time>, never deleted) and log what was
                              lost. Without it, damage stops the start with an error
                              naming the file, the offset and the records at stake
+    --max-connections <N>    connections served at once; more are answered 503
+                             ServerBusy with Retry-After [default: the descriptor
+                             limit less 128, 16 to 4096]
+    --header-timeout <SECS>  time a client has to send a request's line and headers
+                             (also how long an idle connection stays open); then the
+                             connection is closed [default: 20]
+    --body-timeout <SECS>    time a client has to send a request's body after its
+                             headers; then 408 RequestTimeout [default: 30]
+    --max-buffered-bytes <BYTES>
+                             request body bytes held by all requests together;
+                             past it 503 ServerBusy [default: 268435456]
     --threads <N>            threads serving connections (each keeps those it is
                              handed) [default: the number of CPUs]
     --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
@@ -72,6 +88,7 @@ struct Options {
     data_dir: Option<PathBuf>,
     journal_limit: u64,
     recovery: Recovery,
+    limits: Limits,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -86,6 +103,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         data_dir: std::env::var_os("TABLES_SERVER_DATA_DIR").map(PathBuf::from),
         journal_limit: DEFAULT_JOURNAL_LIMIT,
         recovery: Recovery::Strict,
+        limits: Limits::default(),
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -136,6 +154,22 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
             "--fault-control" => options.fault_control = true,
             "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
             "--salvage" => options.recovery = Recovery::Salvage,
+            "--max-connections" => {
+                let text = value()?;
+                options.limits.max_connections =
+                    text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--max-connections {text:?} is not a positive number")
+                    })?;
+            }
+            "--header-timeout" => options.limits.header_timeout = seconds(&flag, &value()?)?,
+            "--body-timeout" => options.limits.body_timeout = seconds(&flag, &value()?)?,
+            "--max-buffered-bytes" => {
+                let text = value()?;
+                options.limits.max_buffered_bytes =
+                    text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--max-buffered-bytes {text:?} is not a positive number of bytes")
+                    })?;
+            }
             "--journal-limit" => {
                 let text = value()?;
                 options.journal_limit = text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -156,6 +190,15 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         }
     }
     Ok(Some(options))
+}
+
+/// A positive number of seconds (`1.5` allowed).
+fn seconds(flag: &str, text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("{flag} {text:?} is not a positive number of seconds"))
 }
 
 fn main() -> ExitCode {
@@ -188,7 +231,8 @@ fn main() -> ExitCode {
         .port(options.port)
         .fault_control(options.fault_control)
         .journal_limit(options.journal_limit)
-        .recovery(options.recovery);
+        .recovery(options.recovery)
+        .limits(options.limits);
     if let Some(dir) = &options.data_dir {
         server = server.data_dir(dir);
     }
