@@ -19,7 +19,10 @@
 //!   is taken in the background; then the older segments are deleted. Records
 //!   hold new states, not operations, so replaying the new segment over a
 //!   snapshot that already holds some of its changes gives the same state.
-//! - `LOCK`: the process id of the server using the folder.
+//! - `LOCK`: locked by the server using the folder (the kernel's lock, released when
+//!   its process ends; the file names its process id) ([`lock`]).
+//!
+//! Folders are owner-only (`0700`), files too (`0600`), whatever the umask.
 //!
 //! At startup the snapshot is loaded and the segments after it replayed. A record
 //! cut short at the end of the last segment, with no intact record after it, is a
@@ -31,11 +34,12 @@
 //! record, set the file aside and report what was lost ([`damage`]).
 
 mod damage;
+mod lock;
 mod record;
 mod restore;
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,6 +53,7 @@ use tables_mem::{Change, ChangeSink, MemEngine};
 use tokio::sync::watch;
 
 pub use damage::Recovery;
+use lock::{private_dir, private_file, DirLock};
 use record::Record;
 use restore::{load_snapshot, replay_segment, Load};
 
@@ -57,7 +62,6 @@ pub const DEFAULT_JOURNAL_LIMIT: u64 = 64 << 20;
 
 const SNAPSHOT: &str = "snapshot";
 const SNAPSHOT_TMP: &str = "snapshot.tmp";
-const LOCK: &str = "LOCK";
 const SEGMENT_PREFIX: &str = "journal-";
 
 /// Rows per record in a snapshot.
@@ -89,7 +93,7 @@ pub(crate) struct Journal {
     source: Mutex<Option<SnapshotSource>>,
     snapshotting: AtomicBool,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    lock: Mutex<Option<PathBuf>>,
+    lock: Mutex<Option<DirLock>>,
     /// The open segment, until [`Journal::start`] hands it to the writer.
     ready: Mutex<Option<Ready>>,
 }
@@ -153,10 +157,9 @@ impl Journal {
         engine: &MemEngine,
         recovery: Recovery,
     ) -> io::Result<(Arc<Journal>, Restored)> {
-        fs::create_dir_all(dir).map_err(context(dir, "can't create the data directory"))?;
-        let lock = take_lock(dir)?;
-        Journal::open_locked(dir, limit, engine, recovery, lock.clone())
-            .inspect_err(|_| release_lock(&lock))
+        private_dir(dir).map_err(context(dir, "can't create the data directory"))?;
+        let lock = lock::take(dir)?;
+        Journal::open_locked(dir, limit, engine, recovery, lock)
     }
 
     fn open_locked(
@@ -164,7 +167,7 @@ impl Journal {
         limit: u64,
         engine: &MemEngine,
         recovery: Recovery,
-        lock: PathBuf,
+        lock: DirLock,
     ) -> io::Result<(Arc<Journal>, Restored)> {
         let started = Instant::now();
         let tmp = dir.join(SNAPSHOT_TMP);
@@ -209,7 +212,7 @@ impl Journal {
         }
         let current = last_number.max(first - 1) + 1;
         let path = dir.join(segment_name(current));
-        let file = OpenOptions::new()
+        let file = private_file()
             .create(true)
             .append(true)
             .open(&path)
@@ -373,7 +376,7 @@ impl Journal {
             if size > self.limit && !self.snapshotting.load(Ordering::Acquire) {
                 let next = segment + 1;
                 let path = self.dir.join(segment_name(next));
-                match OpenOptions::new()
+                match private_file()
                     .create(true)
                     .append(true)
                     .open(&path)
@@ -472,9 +475,8 @@ impl Journal {
         self.durable.send_replace(u64::MAX);
         // Drops the engine the source holds, which holds this journal's sink.
         locked(&self.source).take();
-        if let Some(lock) = locked(&self.lock).take() {
-            release_lock(&lock);
-        }
+        // Closing the lock's file releases it.
+        drop(locked(&self.lock).take());
     }
 }
 
@@ -523,7 +525,12 @@ pub(crate) struct SnapshotWriter {
 
 impl SnapshotWriter {
     fn create(path: &Path) -> io::Result<SnapshotWriter> {
-        let file = File::create(path).map_err(context(path, "can't create"))?;
+        let file = private_file()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(context(path, "can't create"))?;
         Ok(SnapshotWriter {
             file: BufWriter::with_capacity(1 << 20, file),
             frames: Vec::with_capacity(1 << 20),
@@ -619,75 +626,6 @@ fn list_segments(dir: &Path) -> io::Result<Vec<u64>> {
     }
     numbers.sort_unstable();
     Ok(numbers)
-}
-
-/// The `LOCK` files this process holds: a second server in the same process must
-/// not take a folder over as if its lock were stale.
-static OPEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Takes the folder's `LOCK` file for this process; a lock left by a process that
-/// no longer runs (a crash) is taken over.
-fn take_lock(dir: &Path) -> io::Result<PathBuf> {
-    let path = dir.join(LOCK);
-    let mut open = locked(&OPEN);
-    if open.contains(&path) {
-        return Err(io::Error::new(
-            io::ErrorKind::AddrInUse,
-            format!(
-                "the data directory {} is in use by another server in this process; stop it first",
-                dir.display()
-            ),
-        ));
-    }
-    let path = take_lock_file(dir, path)?;
-    open.push(path.clone());
-    Ok(path)
-}
-
-/// Removes a `LOCK` file this process took.
-fn release_lock(lock: &Path) {
-    let _ = fs::remove_file(lock);
-    locked(&OPEN).retain(|open| open != lock);
-}
-
-fn take_lock_file(dir: &Path, path: PathBuf) -> io::Result<PathBuf> {
-    let me = std::process::id();
-    for _ in 0..3 {
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut file) => {
-                file.write_all(me.to_string().as_bytes())?;
-                file.sync_all()?;
-                return Ok(path);
-            }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-                let holder = fs::read_to_string(&path)
-                    .ok()
-                    .and_then(|text| text.trim().parse::<u32>().ok());
-                if let Some(pid) = holder.filter(|pid| *pid != me && process_runs(*pid)) {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AddrInUse,
-                        format!(
-                            "the data directory {} is in use by process {pid} (its {LOCK} file): \
-                             stop that server first, or delete the file if no server uses the folder",
-                            dir.display()
-                        ),
-                    ));
-                }
-                fs::remove_file(&path).map_err(context(&path, "can't take over the stale"))?;
-            }
-            Err(err) => return Err(context(&path, "can't create")(err)),
-        }
-    }
-    Err(io::Error::other(format!(
-        "can't take the lock {}",
-        path.display()
-    )))
-}
-
-/// Whether process `pid` runs (where `/proc` tells; elsewhere it is assumed to).
-fn process_runs(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    !proc.is_dir() || proc.join(pid.to_string()).exists()
 }
 
 #[cfg(test)]
