@@ -332,13 +332,42 @@ async fn serve_request(
 }
 
 /// `/_faults`: `GET` the rules and the log, `POST` rules (one per line), `DELETE`
-/// them all.
+/// them all; for a loopback caller that signs with a served account's key only
+/// (SharedKey or SharedKeyLite over `/<account>/_faults`).
 fn control(state: &State, request: &Request) -> Reply {
     let text = |status: u16, body: String| {
         Reply::empty(status)
             .with_header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
             .with_body(body.into_bytes())
     };
+    if !request.peer.to_canonical().is_loopback() {
+        return text(
+            403,
+            format!(
+                "the fault control endpoint answers callers on this machine (loopback) only, \
+                 not {}\n",
+                request.peer
+            ),
+        );
+    }
+    let signer = request
+        .header(header::AUTHORIZATION)
+        .and_then(tables_core::auth::Authorization::parse)
+        .and_then(|authorization| state.accounts.get(authorization.account));
+    let signed = signer.map(|account| crate::auth::authenticate(request, account));
+    if !matches!(signed, Some(Ok(crate::auth::Access::Full))) {
+        let why = match signed {
+            Some(Err(failure)) => failure.message,
+            _ => "no Authorization header of a served account".to_owned(),
+        };
+        return text(
+            403,
+            format!(
+                "the fault control endpoint needs a request signed with a served account's \
+                 key (SharedKey or SharedKeyLite, over /<account>/_faults): {why}\n"
+            ),
+        );
+    }
     match request.method.as_str() {
         "GET" => text(200, state.faults.describe()),
         "DELETE" => {
@@ -580,6 +609,46 @@ mod tests {
             .unwrap();
         let collected = runtime.block_on(response.into_body().collect()).unwrap();
         String::from_utf8(collected.to_bytes().to_vec()).unwrap()
+    }
+
+    /// A signed request to `/_faults` is answered from a loopback address only.
+    #[test]
+    fn the_fault_control_endpoint_answers_signed_loopback_callers_only() {
+        use std::collections::HashMap;
+        use std::sync::Arc;
+        use tables_core::auth::{request_canonical_resource, shared_key_authorization};
+
+        let account = crate::account::Account::development();
+        let name = account.name().to_owned();
+        let state = super::State {
+            accounts: HashMap::from([(
+                name.clone(),
+                crate::handle::AccountState::new(account, tables_mem::MemEngine::new()),
+            )]),
+            faults: Arc::default(),
+            fault_control: true,
+            limits: crate::limits::Limits::default(),
+            budget: crate::limits::Budget::new(1),
+        };
+        let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+        let key = state.accounts[&name].account.keys()[0].clone();
+        let resource = request_canonical_resource(&name, "/_faults", "");
+        let signature = shared_key_authorization(&key, false, "GET", "", "", &date, &resource);
+        let ask = |peer: [u8; 4], authorization: &str| {
+            let (parts, ()) = hyper::Request::builder()
+                .uri("/_faults")
+                .header("x-ms-date", date.as_str())
+                .header("authorization", authorization)
+                .body(())
+                .unwrap()
+                .into_parts();
+            let peer = std::net::SocketAddr::from((peer, 50_000));
+            let request = super::read(parts, bytes::Bytes::new(), peer).unwrap();
+            super::control(&state, &request).status
+        };
+        assert_eq!(ask([127, 0, 0, 1], &signature), 200);
+        assert_eq!(ask([10, 0, 0, 1], &signature), 403);
+        assert_eq!(ask([127, 0, 0, 1], "SharedKey devstoreaccount1:AAAA"), 403);
     }
 
     #[test]

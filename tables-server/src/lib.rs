@@ -73,6 +73,7 @@ pub struct Server {
     accounts: Vec<Account>,
     faults: Vec<FaultRule>,
     fault_control: bool,
+    fault_control_any_host: bool,
     data_dir: Option<PathBuf>,
     journal_limit: u64,
     recovery: Recovery,
@@ -87,6 +88,7 @@ impl Default for Server {
             accounts: Vec::new(),
             faults: Vec::new(),
             fault_control: false,
+            fault_control_any_host: false,
             data_dir: None,
             journal_limit: DEFAULT_JOURNAL_LIMIT,
             recovery: Recovery::Strict,
@@ -131,10 +133,20 @@ impl Server {
 
     /// Answers the fault control endpoint, `/_faults`: `GET` lists the rules with
     /// their counts and the log of injected faults, `POST` adds the rules in its body
-    /// (one per line), `DELETE` removes them all. It has no authentication: serve it
-    /// on a loopback address only.
+    /// (one per line), `DELETE` removes them all. It answers only callers on this
+    /// machine (a loopback address) whose request is signed with a served account's
+    /// key (SharedKey or SharedKeyLite over `/<account>/_faults`); the server
+    /// refuses to start with it on a host other than a loopback address, unless
+    /// [`Server::allow_fault_control_on_any_host`] says otherwise.
     pub fn fault_control(mut self, enabled: bool) -> Server {
         self.fault_control = enabled;
+        self
+    }
+
+    /// Lets the fault control endpoint be enabled on a host that is not a loopback
+    /// address (`--fault-control-any-host`); it still answers loopback callers only.
+    pub fn allow_fault_control_on_any_host(mut self) -> Server {
+        self.fault_control_any_host = true;
         self
     }
 
@@ -214,6 +226,18 @@ impl Server {
     /// Starts serving on the current runtime, handing connections in turn to it
     /// and to the runtimes of `workers`.
     async fn start_with(self, workers: Vec<Handle>) -> io::Result<RunningServer> {
+        if self.fault_control && !self.host.is_loopback() && !self.fault_control_any_host {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the fault control endpoint (--fault-control) lets a caller break \
+                     requests at will; it is refused beside --host {}, which is not a \
+                     loopback address. Serve on 127.0.0.1, or add --fault-control-any-host \
+                     (it still answers callers on this machine only)",
+                    self.host
+                ),
+            ));
+        }
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
         let addr = listener.local_addr()?;
         let accounts = self.served_accounts();

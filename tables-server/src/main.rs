@@ -73,7 +73,12 @@ OPTIONS:
                              latency=<ms>, drop=before|after; selectors: method=,
                              table=, path=, after=N, times=N
     --fault-control          answer GET|POST|DELETE /_faults (list, add, clear
-                             rules; no authentication: loopback only)
+                             rules) to callers on this machine that sign with a
+                             served account's key (SharedKey over /<account>/_faults);
+                             refused beside a --host that is not loopback, unless
+                             --fault-control-any-host is given too
+    --fault-control-any-host allow --fault-control beside any --host (it still
+                             answers callers on this machine only)
     -h, --help               print this help
 ";
 
@@ -85,6 +90,7 @@ struct Options {
     log_level: String,
     faults: Vec<FaultRule>,
     fault_control: bool,
+    fault_control_any_host: bool,
     data_dir: Option<PathBuf>,
     journal_limit: u64,
     recovery: Recovery,
@@ -100,6 +106,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         log_level: std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
         faults: Vec::new(),
         fault_control: false,
+        fault_control_any_host: false,
         data_dir: std::env::var_os("TABLES_SERVER_DATA_DIR").map(PathBuf::from),
         journal_limit: DEFAULT_JOURNAL_LIMIT,
         recovery: Recovery::Strict,
@@ -152,6 +159,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                 .faults
                 .push(value()?.parse().map_err(|e| format!("--fault: {e}"))?),
             "--fault-control" => options.fault_control = true,
+            "--fault-control-any-host" => options.fault_control_any_host = true,
             "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
             "--salvage" => options.recovery = Recovery::Salvage,
             "--max-connections" => {
@@ -235,6 +243,9 @@ fn main() -> ExitCode {
         .limits(options.limits);
     if let Some(dir) = &options.data_dir {
         server = server.data_dir(dir);
+    }
+    if options.fault_control_any_host {
+        server = server.allow_fault_control_on_any_host();
     }
     for rule in options.faults {
         server = server.fault(rule);
