@@ -253,6 +253,13 @@ fn main() -> ExitCode {
     for account in options.accounts {
         server = server.account(account);
     }
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!("tables-server: can't listen for Ctrl-C and SIGTERM: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let running = match server.start_on_own_thread(options.threads) {
         Ok(running) => running,
         Err(err) => {
@@ -268,31 +275,55 @@ fn main() -> ExitCode {
     let _ = writeln!(out, "connection string: {}", running.connection_string());
     let _ = out.flush();
     drop(out);
-    wait_for_signal();
+    signals.wait();
     running.stop();
     ExitCode::SUCCESS
 }
 
-/// Blocks until Ctrl-C or SIGTERM.
-fn wait_for_signal() {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return;
-    };
-    runtime.block_on(async {
+/// Ctrl-C and SIGTERM, listened for from before the server listens: made later, the
+/// runtime that waits for them could find no free descriptor (clients may take them
+/// all as soon as the server listens), and the server would stop at once.
+struct Signals {
+    runtime: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    listeners: [tokio::signal::unix::Signal; 2],
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        #[cfg(unix)]
+        let listeners = runtime.block_on(async {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok::<_, std::io::Error>([
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ])
+        })?;
+        Ok(Signals {
+            runtime,
+            #[cfg(unix)]
+            listeners,
+        })
+    }
+
+    /// Blocks until Ctrl-C or SIGTERM.
+    fn wait(self) {
         #[cfg(unix)]
         {
-            use tokio::signal::unix::{signal, SignalKind};
-            if let Ok(mut term) = signal(SignalKind::terminate()) {
+            let [mut interrupt, mut terminate] = self.listeners;
+            self.runtime.block_on(async {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
                 }
-                return;
-            }
+            });
         }
-        let _ = tokio::signal::ctrl_c().await;
-    });
+        #[cfg(not(unix))]
+        self.runtime.block_on(async {
+            let _ = tokio::signal::ctrl_c().await;
+        });
+    }
 }
