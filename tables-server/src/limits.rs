@@ -149,22 +149,35 @@ pub(crate) async fn read_body(
     }
     let read = async {
         let mut body = body;
-        let mut out = BytesMut::with_capacity(declared.unwrap_or(0));
+        // The pieces as they came: a body of one piece is kept without a copy.
+        let mut pieces: Vec<Bytes> = Vec::new();
+        let mut length = 0;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|err| incomplete(&err))?;
             let Ok(data) = frame.into_data() else {
                 continue; // trailers
             };
-            if out.len() + data.len() > MAX_BODY_BYTES {
+            length += data.len();
+            if length > MAX_BODY_BYTES {
                 return Err(too_large());
             }
-            let beyond_declared = (out.len() + data.len()).saturating_sub(held.bytes);
+            let beyond_declared = length.saturating_sub(held.bytes);
             if beyond_declared > 0 && !budget.take(&mut held, beyond_declared) {
                 return Err(busy(budget));
             }
-            out.extend_from_slice(&data);
+            pieces.push(data);
         }
-        Ok(out.freeze())
+        Ok(match pieces.len() {
+            0 => Bytes::new(),
+            1 => pieces.swap_remove(0),
+            _ => {
+                let mut whole = BytesMut::with_capacity(length);
+                for piece in pieces {
+                    whole.extend_from_slice(&piece);
+                }
+                whole.freeze()
+            }
+        })
     };
     match tokio::time::timeout(timeout, read).await {
         Ok(Ok(bytes)) => Ok((bytes, held)),

@@ -61,29 +61,29 @@ pub(crate) fn private_dir(dir: &Path) -> io::Result<()> {
 /// that server's process id; any I/O error, naming the file.
 pub(crate) fn take(dir: &Path) -> io::Result<DirLock> {
     let path = dir.join(LOCK);
-    let mut file = private_file()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(context(&path, "can't open the lock"))?;
+    let mut options = private_file();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(windows)]
+    {
+        // No other handle may open it while this one is open: Windows' own lock,
+        // released with the handle when the process ends.
+        use std::os::windows::fs::OpenOptionsExt;
+        options.share_mode(0);
+    }
+    let opened = options.open(&path);
+    #[cfg(windows)]
+    let opened = match opened {
+        // ERROR_SHARING_VIOLATION: another server has it open.
+        Err(err) if err.raw_os_error() == Some(32) => {
+            return Err(in_use(dir, String::new()));
+        }
+        other => other,
+    };
+    let mut file = opened.map_err(context(&path, "can't open the lock"))?;
     if !try_lock(&file).map_err(context(&path, "can't lock"))? {
         let mut text = String::new();
         let _ = file.read_to_string(&mut text);
-        let holder = match text.trim() {
-            "" => String::new(),
-            pid => format!(" (process {pid})"),
-        };
-        return Err(io::Error::new(
-            io::ErrorKind::AddrInUse,
-            format!(
-                "the data directory {} is in use by another server{holder}: stop that server \
-                 first. The lock is the kernel's, on its {LOCK} file: it goes away when that \
-                 server's process ends, so there is nothing to delete",
-                dir.display()
-            ),
-        ));
+        return Err(in_use(dir, text));
     }
     // For the message another server shows; the lock itself is the kernel's.
     let pid = std::process::id().to_string();
@@ -92,6 +92,24 @@ pub(crate) fn take(dir: &Path) -> io::Result<DirLock> {
         .and_then(|_| file.write_all(pid.as_bytes()))
         .map_err(context(&path, "can't write"))?;
     Ok(DirLock { _file: file })
+}
+
+/// The refusal when another server holds `dir`; `holder` is what its `LOCK` file
+/// says (its process id), if it could be read.
+fn in_use(dir: &Path, holder: String) -> io::Error {
+    let holder = match holder.trim() {
+        "" => String::new(),
+        pid => format!(" (process {pid})"),
+    };
+    io::Error::new(
+        io::ErrorKind::AddrInUse,
+        format!(
+            "the data directory {} is in use by another server{holder}: stop that server \
+             first. The lock is the kernel's, on its {LOCK} file: it goes away when that \
+             server's process ends, so there is nothing to delete",
+            dir.display()
+        ),
+    )
 }
 
 /// Takes an exclusive lock on `file` without waiting: `false` if another open file
@@ -106,8 +124,7 @@ fn try_lock(file: &File) -> io::Result<bool> {
     }
 }
 
-/// Elsewhere, the file's existence is the lock (a crash leaves it behind: the error
-/// says to delete it).
+/// On Windows the file was opened without sharing, which is the lock itself.
 #[cfg(not(unix))]
 fn try_lock(_file: &File) -> io::Result<bool> {
     Ok(true)
