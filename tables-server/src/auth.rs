@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use hyper::header;
 use tables_core::auth::{
-    canonical_resource, parse_sas_time, AccountSasFields, Authorization, SasKeyRange, SasToken,
-    TableSasFields, SAS_PARAMETERS,
+    parse_sas_time, request_canonical_resource, AccountSasFields, Authorization, SasKeyRange,
+    SasToken, TableSasFields, SAS_PARAMETERS,
 };
 use tables_core::service::acl::SignedIdentifier;
 use tables_core::{DateTime, EntityKey};
@@ -246,34 +246,33 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
         .or_else(|| request.header(header::DATE))
         .ok_or_else(|| failed("a signed request needs an x-ms-date (or Date) header"))?;
     check_fresh(date)?;
-    let comp = request.param("comp");
     let method = request.original_method();
     let content_md5 = request.header(names::CONTENT_MD5).unwrap_or("");
     let content_type = request.header(header::CONTENT_TYPE).unwrap_or("");
-    let signed_over = |path: &str| {
-        let resource = canonical_resource(account.name(), path, comp);
-        account.keys().iter().any(|key| {
-            authorization.verify(key, method, content_md5, content_type, date, &resource)
-        })
-    };
-    // The path as sent; a client that signed it decoded is accepted too (the
-    // decoded form is only worked out when it differs).
-    let signed = signed_over(request.raw_path()) || {
-        let decoded = percent_encoding::percent_decode_str(request.raw_path()).decode_utf8_lossy();
-        decoded != request.raw_path() && signed_over(&decoded)
-    };
+    // Over the path exactly as sent, never a decoded form of it: the router decodes
+    // this same string once, so the resource reached is the one that was signed
+    // (docs/protocol.md §3.1).
+    let resource = request_canonical_resource(
+        account.name(),
+        request.raw_path(),
+        request.uri.query().unwrap_or_default(),
+    );
+    let signed = account
+        .keys()
+        .iter()
+        .any(|key| authorization.verify(key, method, content_md5, content_type, date, &resource));
     if signed {
         Ok(Access::Full)
     } else {
         Err(failed(format!(
             "the {} signature does not match: check the account key, and that the request \
-             is signed over the path as sent ({}), the date header and, for SharedKey, the \
-             method, Content-MD5 and Content-Type",
+             is signed over the canonicalized resource {resource:?} (the path exactly as \
+             sent, never decoded or encoded again, and comp), the date header and, for \
+             SharedKey, the method, Content-MD5 and Content-Type",
             match authorization.scheme {
                 tables_core::auth::SharedKeyScheme::SharedKey => "SharedKey",
                 tables_core::auth::SharedKeyScheme::SharedKeyLite => "SharedKeyLite",
             },
-            request.raw_path()
         )))
     }
 }

@@ -16,6 +16,7 @@
 
 mod body;
 mod case;
+mod signing;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -26,7 +27,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use tables_core::auth::{
-    canonical_resource, shared_key_authorization, AccountKey, DEVELOPMENT_ACCOUNT,
+    request_canonical_resource, shared_key_authorization, AccountKey, DEVELOPMENT_ACCOUNT,
     DEVELOPMENT_ACCOUNT_KEY,
 };
 use tables_core::service::acl::decode_table_acl;
@@ -41,7 +42,7 @@ use crate::faults::Faults;
 use crate::handle::{handle, AccountState, State};
 use crate::http::read;
 use crate::reply::{Failure, Reply};
-use crate::request::{parse_query, Request};
+use crate::request::Request;
 
 use case::{generate, Auth, Case};
 
@@ -174,6 +175,8 @@ async fn fresh_state() -> State {
         accounts: HashMap::from([(ACCOUNT.to_owned(), account)]),
         faults: Arc::new(Faults::default()),
         fault_control: false,
+        limits: crate::limits::Limits::default(),
+        budget: crate::limits::Budget::new(1 << 20),
     }
 }
 
@@ -198,12 +201,11 @@ fn parts(case: &Case) -> Option<hyper::http::request::Parts> {
             let value = parts.headers.get(name).and_then(|v| v.to_str().ok());
             value.unwrap_or_default()
         };
-        let query = parse_query(parts.uri.query().unwrap_or_default());
-        let comp = query
-            .iter()
-            .find(|(n, _)| n == "comp")
-            .map(|(_, v)| v.as_str());
-        let resource = canonical_resource(ACCOUNT, parts.uri.path(), comp);
+        let resource = request_canonical_resource(
+            ACCOUNT,
+            parts.uri.path(),
+            parts.uri.query().unwrap_or_default(),
+        );
         let date = match header("x-ms-date") {
             "" => header("date"),
             date => date,

@@ -26,6 +26,10 @@ pub(crate) struct State {
     pub(crate) faults: std::sync::Arc<crate::faults::Faults>,
     /// Whether `/_faults` answers (`--fault-control`).
     pub(crate) fault_control: bool,
+    /// What clients may hold.
+    pub(crate) limits: crate::limits::Limits,
+    /// The request body bytes held now, against `limits.max_buffered_bytes`.
+    pub(crate) budget: Arc<crate::limits::Budget>,
 }
 
 /// One account: its keys, its data, its tables' stored access policies and its

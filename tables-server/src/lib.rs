@@ -36,6 +36,7 @@ mod faults;
 mod fuzz;
 mod handle;
 mod http;
+mod limits;
 mod persist;
 mod reply;
 mod request;
@@ -56,7 +57,8 @@ use tokio::sync::watch;
 
 pub use account::Account;
 pub use faults::{FaultEffect, FaultRule, Faults};
-pub use persist::DEFAULT_JOURNAL_LIMIT;
+pub use limits::Limits;
+pub use persist::{Recovery, DEFAULT_JOURNAL_LIMIT};
 
 use handle::{AccountState, State};
 
@@ -71,8 +73,11 @@ pub struct Server {
     accounts: Vec<Account>,
     faults: Vec<FaultRule>,
     fault_control: bool,
+    fault_control_any_host: bool,
     data_dir: Option<PathBuf>,
     journal_limit: u64,
+    recovery: Recovery,
+    limits: Limits,
 }
 
 impl Default for Server {
@@ -83,8 +88,11 @@ impl Default for Server {
             accounts: Vec::new(),
             faults: Vec::new(),
             fault_control: false,
+            fault_control_any_host: false,
             data_dir: None,
             journal_limit: DEFAULT_JOURNAL_LIMIT,
+            recovery: Recovery::Strict,
+            limits: Limits::default(),
         }
     }
 }
@@ -125,10 +133,20 @@ impl Server {
 
     /// Answers the fault control endpoint, `/_faults`: `GET` lists the rules with
     /// their counts and the log of injected faults, `POST` adds the rules in its body
-    /// (one per line), `DELETE` removes them all. It has no authentication: serve it
-    /// on a loopback address only.
+    /// (one per line), `DELETE` removes them all. It answers only callers on this
+    /// machine (a loopback address) whose request is signed with a served account's
+    /// key (SharedKey or SharedKeyLite over `/<account>/_faults`); the server
+    /// refuses to start with it on a host other than a loopback address, unless
+    /// [`Server::allow_fault_control_on_any_host`] says otherwise.
     pub fn fault_control(mut self, enabled: bool) -> Server {
         self.fault_control = enabled;
+        self
+    }
+
+    /// Lets the fault control endpoint be enabled on a host that is not a loopback
+    /// address (`--fault-control-any-host`); it still answers loopback callers only.
+    pub fn allow_fault_control_on_any_host(mut self) -> Server {
+        self.fault_control_any_host = true;
         self
     }
 
@@ -167,6 +185,25 @@ impl Server {
         self
     }
 
+    /// With a data directory: what to do when a file in it is damaged (not a write
+    /// a crash cut short, which is always dropped). [`Recovery::Strict`] (the
+    /// default) refuses to start, naming the file, the offset and the records at
+    /// stake; [`Recovery::Salvage`] keeps every intact record, sets the damaged file
+    /// aside (`<name>.damaged-<unix seconds>`, never deleted), logs what was lost
+    /// and starts.
+    pub fn recovery(mut self, recovery: Recovery) -> Server {
+        self.recovery = recovery;
+        self
+    }
+
+    /// What clients may hold: connections at once, time to send a request's
+    /// headers and body, buffered request bytes (see [`Limits`]; its `Default`
+    /// unless set).
+    pub fn limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
     /// The accounts served: those given, or the development account.
     fn served_accounts(&self) -> Vec<Account> {
         if self.accounts.is_empty() {
@@ -189,6 +226,18 @@ impl Server {
     /// Starts serving on the current runtime, handing connections in turn to it
     /// and to the runtimes of `workers`.
     async fn start_with(self, workers: Vec<Handle>) -> io::Result<RunningServer> {
+        if self.fault_control && !self.host.is_loopback() && !self.fault_control_any_host {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the fault control endpoint (--fault-control) lets a caller break \
+                     requests at will; it is refused beside --host {}, which is not a \
+                     loopback address. Serve on 127.0.0.1, or add --fault-control-any-host \
+                     (it still answers callers on this machine only)",
+                    self.host
+                ),
+            ));
+        }
         let listener = TcpListener::bind(SocketAddr::new(self.host, self.port)).await?;
         let addr = listener.local_addr()?;
         let accounts = self.served_accounts();
@@ -197,9 +246,16 @@ impl Server {
             faults.add(rule);
         }
         let state = Arc::new(State {
-            accounts: open_accounts(&accounts, self.data_dir.as_deref(), self.journal_limit)?,
+            accounts: open_accounts(
+                &accounts,
+                self.data_dir.as_deref(),
+                self.journal_limit,
+                self.recovery,
+            )?,
             faults: Arc::clone(&faults),
             fault_control: self.fault_control,
+            budget: limits::Budget::new(self.limits.max_buffered_bytes),
+            limits: self.limits,
         });
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(http::serve(listener, Arc::clone(&state), stopped, workers));
@@ -321,6 +377,7 @@ fn open_accounts(
     accounts: &[Account],
     data_dir: Option<&std::path::Path>,
     journal_limit: u64,
+    recovery: Recovery,
 ) -> io::Result<HashMap<String, AccountState>> {
     let mut states = HashMap::new();
     for account in accounts {
@@ -328,17 +385,17 @@ fn open_accounts(
         let state = match data_dir {
             None => AccountState::new(account.clone(), engine),
             Some(dir) => {
-                let opened =
-                    persist::Journal::open(&dir.join(account.name()), journal_limit, &engine)
-                        .and_then(|(journal, restored)| {
-                            let state = AccountState::restored(
-                                account.clone(),
-                                engine,
-                                restored,
-                                Some(journal),
-                            );
-                            state.start_journal().map(|()| state)
-                        });
+                let opened = persist::Journal::open(
+                    &dir.join(account.name()),
+                    journal_limit,
+                    &engine,
+                    recovery,
+                )
+                .and_then(|(journal, restored)| {
+                    let state =
+                        AccountState::restored(account.clone(), engine, restored, Some(journal));
+                    state.start_journal().map(|()| state)
+                });
                 match opened {
                     Ok(state) => state,
                     Err(err) => {

@@ -3,7 +3,9 @@
 //! ```text
 //! tables-server [--host 127.0.0.1] [--port 10002] [--account name:key[:key2]]...
 //!               [--threads N] [--log-level info] [--fault RULE]... [--fault-control]
-//!               [--data-dir DIR] [--journal-limit BYTES]
+//!               [--data-dir DIR] [--journal-limit BYTES] [--salvage]
+//!               [--max-connections N] [--header-timeout SECS] [--body-timeout SECS]
+//!               [--max-buffered-bytes BYTES]
 //! ```
 //!
 //! Accounts also come from `TABLES_SERVER_ACCOUNTS` or Azurite's `AZURITE_ACCOUNTS`
@@ -12,10 +14,13 @@
 use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use std::path::PathBuf;
 
-use tables_server::{Account, FaultRule, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT};
+use tables_server::{
+    Account, FaultRule, Limits, Recovery, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT,
+};
 
 // The binary allocates with mimalloc: a request's and a page's small, short-lived
 // allocations cost fewer instructions than with the system allocator, and a loaded
@@ -41,6 +46,23 @@ OPTIONS:
                              Default: in memory only. Also TABLES_SERVER_DATA_DIR
     --journal-limit <BYTES>  with --data-dir: snapshot the account when its journal
                              segment grows past BYTES [default: 67108864]
+    --salvage                with --data-dir: start even if a file in it is damaged
+                             (not a write cut short by a crash): keep every intact
+                             record, set the damaged file aside (renamed
+                             <name>.damaged-<time>, never deleted) and log what was
+                             lost. Without it, damage stops the start with an error
+                             naming the file, the offset and the records at stake
+    --max-connections <N>    connections served at once; more are answered 503
+                             ServerBusy with Retry-After [default: the descriptor
+                             limit less 128, 16 to 4096]
+    --header-timeout <SECS>  time a client has to send a request's line and headers
+                             (also how long an idle connection stays open); then the
+                             connection is closed [default: 20]
+    --body-timeout <SECS>    time a client has to send a request's body after its
+                             headers; then 408 RequestTimeout [default: 30]
+    --max-buffered-bytes <BYTES>
+                             request body bytes held by all requests together;
+                             past it 503 ServerBusy [default: 268435456]
     --threads <N>            threads serving connections (each keeps those it is
                              handed) [default: the number of CPUs]
     --log-level <LEVEL>      error, warn, info, debug or trace [default: info];
@@ -51,7 +73,12 @@ OPTIONS:
                              latency=<ms>, drop=before|after; selectors: method=,
                              table=, path=, after=N, times=N
     --fault-control          answer GET|POST|DELETE /_faults (list, add, clear
-                             rules; no authentication: loopback only)
+                             rules) to callers on this machine that sign with a
+                             served account's key (SharedKey over /<account>/_faults);
+                             refused beside a --host that is not loopback, unless
+                             --fault-control-any-host is given too
+    --fault-control-any-host allow --fault-control beside any --host (it still
+                             answers callers on this machine only)
     -h, --help               print this help
 ";
 
@@ -63,8 +90,11 @@ struct Options {
     log_level: String,
     faults: Vec<FaultRule>,
     fault_control: bool,
+    fault_control_any_host: bool,
     data_dir: Option<PathBuf>,
     journal_limit: u64,
+    recovery: Recovery,
+    limits: Limits,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -76,8 +106,11 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         log_level: std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
         faults: Vec::new(),
         fault_control: false,
+        fault_control_any_host: false,
         data_dir: std::env::var_os("TABLES_SERVER_DATA_DIR").map(PathBuf::from),
         journal_limit: DEFAULT_JOURNAL_LIMIT,
+        recovery: Recovery::Strict,
+        limits: Limits::default(),
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -126,7 +159,25 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                 .faults
                 .push(value()?.parse().map_err(|e| format!("--fault: {e}"))?),
             "--fault-control" => options.fault_control = true,
+            "--fault-control-any-host" => options.fault_control_any_host = true,
             "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
+            "--salvage" => options.recovery = Recovery::Salvage,
+            "--max-connections" => {
+                let text = value()?;
+                options.limits.max_connections =
+                    text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--max-connections {text:?} is not a positive number")
+                    })?;
+            }
+            "--header-timeout" => options.limits.header_timeout = seconds(&flag, &value()?)?,
+            "--body-timeout" => options.limits.body_timeout = seconds(&flag, &value()?)?,
+            "--max-buffered-bytes" => {
+                let text = value()?;
+                options.limits.max_buffered_bytes =
+                    text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--max-buffered-bytes {text:?} is not a positive number of bytes")
+                    })?;
+            }
             "--journal-limit" => {
                 let text = value()?;
                 options.journal_limit = text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -147,6 +198,15 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         }
     }
     Ok(Some(options))
+}
+
+/// A positive number of seconds (`1.5` allowed).
+fn seconds(flag: &str, text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("{flag} {text:?} is not a positive number of seconds"))
 }
 
 fn main() -> ExitCode {
@@ -178,9 +238,14 @@ fn main() -> ExitCode {
         .host(options.host)
         .port(options.port)
         .fault_control(options.fault_control)
-        .journal_limit(options.journal_limit);
+        .journal_limit(options.journal_limit)
+        .recovery(options.recovery)
+        .limits(options.limits);
     if let Some(dir) = &options.data_dir {
         server = server.data_dir(dir);
+    }
+    if options.fault_control_any_host {
+        server = server.allow_fault_control_on_any_host();
     }
     for rule in options.faults {
         server = server.fault(rule);
@@ -188,6 +253,13 @@ fn main() -> ExitCode {
     for account in options.accounts {
         server = server.account(account);
     }
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!("tables-server: can't listen for Ctrl-C and SIGTERM: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let running = match server.start_on_own_thread(options.threads) {
         Ok(running) => running,
         Err(err) => {
@@ -203,31 +275,55 @@ fn main() -> ExitCode {
     let _ = writeln!(out, "connection string: {}", running.connection_string());
     let _ = out.flush();
     drop(out);
-    wait_for_signal();
+    signals.wait();
     running.stop();
     ExitCode::SUCCESS
 }
 
-/// Blocks until Ctrl-C or SIGTERM.
-fn wait_for_signal() {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return;
-    };
-    runtime.block_on(async {
+/// Ctrl-C and SIGTERM, listened for from before the server listens: made later, the
+/// runtime that waits for them could find no free descriptor (clients may take them
+/// all as soon as the server listens), and the server would stop at once.
+struct Signals {
+    runtime: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    listeners: [tokio::signal::unix::Signal; 2],
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        #[cfg(unix)]
+        let listeners = runtime.block_on(async {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok::<_, std::io::Error>([
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ])
+        })?;
+        Ok(Signals {
+            runtime,
+            #[cfg(unix)]
+            listeners,
+        })
+    }
+
+    /// Blocks until Ctrl-C or SIGTERM.
+    fn wait(self) {
         #[cfg(unix)]
         {
-            use tokio::signal::unix::{signal, SignalKind};
-            if let Ok(mut term) = signal(SignalKind::terminate()) {
+            let [mut interrupt, mut terminate] = self.listeners;
+            self.runtime.block_on(async {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
                 }
-                return;
-            }
+            });
         }
-        let _ = tokio::signal::ctrl_c().await;
-    });
+        #[cfg(not(unix))]
+        self.runtime.block_on(async {
+            let _ = tokio::signal::ctrl_c().await;
+        });
+    }
 }

@@ -7,7 +7,6 @@ use std::net::IpAddr;
 use bytes::Bytes;
 use hyper::header::{self, AsHeaderName, HeaderMap};
 use hyper::{Method, Uri};
-use percent_encoding::percent_decode_str;
 
 /// One request, read whole.
 #[derive(Debug)]
@@ -137,22 +136,13 @@ fn host_without_port(host: &str) -> &str {
     host.rsplit_once(':').map_or(host, |(name, _)| name)
 }
 
-/// Reads a query string into decoded pairs (`+` is a space, as forms write it;
-/// the SDKs encode spaces as `%20`).
+/// Reads a query string into decoded pairs, as `tables_core::auth::query_pairs`
+/// reads it (the reading the signature's `comp` is found by, so what is routed is
+/// what was signed).
 pub(crate) fn parse_query(query: &str) -> Vec<(String, String)> {
-    query
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            (decode(name), decode(value))
-        })
+    tables_core::auth::query_pairs(query)
+        .map(|(name, value)| (name.into_owned(), value.into_owned()))
         .collect()
-}
-
-fn decode(text: &str) -> String {
-    let spaced = text.replace('+', " ");
-    percent_decode_str(&spaced).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]

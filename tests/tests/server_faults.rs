@@ -199,14 +199,43 @@ async fn latency_is_added_to_the_chosen_requests() {
     assert_eq!(server.faults().log().len(), 1);
 }
 
+/// A request to the control endpoint, signed with the development account's key
+/// as the endpoint asks (SharedKey over `/devstoreaccount1/_faults`).
+fn control_request(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    control: &str,
+    body: &str,
+) -> reqwest::RequestBuilder {
+    let url = reqwest::Url::parse(control).unwrap();
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now());
+    let authorization = tables_client::remote::table_authorization(
+        &tables_tests::azurite::dev_key(),
+        false,
+        method.as_str(),
+        "devstoreaccount1",
+        &url,
+        "",
+        &date,
+    );
+    http.request(method, url)
+        .header("x-ms-date", date)
+        .header("authorization", authorization)
+        .body(body.to_owned())
+}
+
 #[tokio::test]
 async fn the_control_endpoint_sets_lists_and_clears_rules() {
+    use reqwest::Method;
     let server = server(&[]).await;
     let http = reqwest::Client::new();
     let control = format!("http://{}/_faults", server.addr());
-    let added = http
-        .post(&control)
-        .body("status=429,retry-after-ms=1500,path=/devstoreaccount1/Tables,times=1\n")
+    let rule = "status=429,retry-after-ms=1500,path=/devstoreaccount1/Tables,times=1\n";
+    // Unsigned, it is refused and nothing is added.
+    let unsigned = http.post(&control).body(rule).send().await.unwrap();
+    assert_eq!(unsigned.status(), 403);
+    assert!(server.faults().rules_with_counts().is_empty());
+    let added = control_request(&http, Method::POST, &control, rule)
         .send()
         .await
         .unwrap();
@@ -219,8 +248,7 @@ async fn the_control_endpoint_sets_lists_and_clears_rules() {
     assert_eq!(refused.headers()["x-ms-error-code"], "TooManyRequests");
     // Spent after one: the next request reaches the service (and its auth check).
     assert_eq!(http.get(&tables).send().await.unwrap().status(), 403);
-    let listed = http
-        .get(&control)
+    let listed = control_request(&http, Method::GET, &control, "")
         .send()
         .await
         .unwrap()
@@ -232,10 +260,14 @@ async fn the_control_endpoint_sets_lists_and_clears_rules() {
         listed.contains("-> GET /devstoreaccount1/Tables"),
         "{listed}"
     );
-    let bad = http.post(&control).body("status=404").send().await.unwrap();
+    let bad = control_request(&http, Method::POST, &control, "status=404")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(bad.status(), 400);
     assert!(bad.text().await.unwrap().contains("not 500, 503 or 429"));
-    assert_eq!(http.delete(&control).send().await.unwrap().status(), 204);
+    let cleared = control_request(&http, Method::DELETE, &control, "");
+    assert_eq!(cleared.send().await.unwrap().status(), 204);
     assert!(server.faults().rules_with_counts().is_empty());
 
     // Without --fault-control the path is just an unknown account.
@@ -246,4 +278,18 @@ async fn the_control_endpoint_sets_lists_and_clears_rules() {
         .await
         .unwrap();
     assert_eq!(answer.status(), 400);
+
+    // Beside a host that is not loopback, it is refused unless allowed.
+    let exposed = Server::builder()
+        .host(std::net::IpAddr::from([0, 0, 0, 0]))
+        .port(0)
+        .fault_control(true)
+        .start()
+        .await
+        .unwrap_err();
+    assert_eq!(exposed.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        exposed.to_string().contains("--fault-control-any-host"),
+        "{exposed}"
+    );
 }

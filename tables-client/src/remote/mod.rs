@@ -55,3 +55,4 @@ pub use credential::{AccessToken, AccountKey, Credential, SasToken, TokenCredent
 pub use engine::{RemoteEngine, RemoteEngineBuilder};
 pub use retry::RetryPolicy;
 pub use sas::{SasProtocol, TableSasBuilder, TableSasPermissions};
+pub use sign::table_authorization;

@@ -1,10 +1,46 @@
-//! The Blob service's SharedKey signature. The Table service's (SharedKey and
-//! SharedKeyLite) is `tables_core::auth`'s, shared with the server that checks it.
+//! The Authorization headers the remote engine signs: the Table service's
+//! ([`table_authorization`], SharedKey and SharedKeyLite, over
+//! `tables_core::auth::request_canonical_resource`, the rule the server checks
+//! with) and the Blob service's SharedKey.
 
 use reqwest::header::HeaderMap;
 use reqwest::Url;
 
-use tables_core::auth::{canonical_resource, AccountKey};
+use tables_core::auth::{
+    canonical_resource, request_canonical_resource, shared_key_authorization, AccountKey,
+};
+
+/// The `Authorization` header the remote engine sends on a Table service request
+/// signed with the account key (SharedKeyLite when `lite`): over the method, the
+/// `Content-Type` sent (empty if none), the `x-ms-date` value and the canonicalized
+/// resource of `url` exactly as it goes on the wire (its path, and its `comp`
+/// parameter) in `account` (the endpoint's, also for its secondary location), as
+/// `tables_core::auth::request_canonical_resource` makes it. The engine sends no
+/// `Content-MD5`.
+///
+/// ```
+/// use tables_client::remote::{table_authorization, AccountKey, DEVELOPMENT_ACCOUNT_KEY};
+///
+/// let key = AccountKey::new("devstoreaccount1", DEVELOPMENT_ACCOUNT_KEY)?;
+/// let url = reqwest::Url::parse("http://127.0.0.1:10002/devstoreaccount1/Tables")?;
+/// let date = "Mon, 01 Jan 2024 00:00:00 GMT";
+/// let header = table_authorization(&key, false, "GET", "devstoreaccount1", &url, "", date);
+/// // docs/protocol.md §3.2, signature 1.
+/// assert_eq!(header, "SharedKey devstoreaccount1:xTTIoWBK7u+nSgfft7uKiDmecLL9GEiBUE4qVj03gko=");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn table_authorization(
+    key: &AccountKey,
+    lite: bool,
+    method: &str,
+    account: &str,
+    url: &Url,
+    content_type: &str,
+    date: &str,
+) -> String {
+    let resource = request_canonical_resource(account, url.path(), url.query().unwrap_or_default());
+    shared_key_authorization(key, lite, method, "", content_type, date, &resource)
+}
 
 /// The standard headers a Blob service SharedKey signature covers, in order, after
 /// the verb; `Content-Length` is the body's (empty when 0) and `Date` is empty (the

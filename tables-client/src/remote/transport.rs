@@ -19,10 +19,9 @@ use super::credential::Credential;
 use super::diagnose::{self, explain_refusal, Needs, Refusal, ServerKind};
 use super::endpoint::Endpoint;
 use super::retry::{is_retryable_status, retry_after, status_may_have_applied, RetryPolicy};
-use super::sign::blob_shared_key_authorization;
+use super::sign::{blob_shared_key_authorization, table_authorization};
 use crate::request_id::ClientRequestId;
 use std::sync::LazyLock;
-use tables_core::auth::{canonical_resource, shared_key_authorization};
 use tables_core::blob::wire::BLOB_API_VERSION;
 use tables_core::odata::header;
 
@@ -504,15 +503,14 @@ impl Transport {
                 url,
             )));
         }
-        let resource = canonical_resource(self.endpoint.account(), url.path(), None);
-        Ok(Some(shared_key_authorization(
+        Ok(Some(table_authorization(
             key,
             lite,
             request.method.as_str(),
-            "",
+            self.endpoint.account(),
+            url,
             request.content_type.as_deref().unwrap_or(""),
             date,
-            &resource,
         )))
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! - [`AccountKey`]: the account name and its HMAC-SHA256 key (never shown).
 //! - [`shared_key_authorization`]: the `Authorization` header of a Table service
-//!   request (SharedKey or SharedKeyLite) over its [`canonical_resource`].
+//!   request (SharedKey or SharedKeyLite) over its [`request_canonical_resource`]
+//!   (the path exactly as sent, and `comp`).
 //! - [`Authorization::parse`]: that header read back, on the server's side.
 //! - [`SasToken`], [`TableSasFields`], [`AccountSasFields`]: shared access
 //!   signatures and what their signatures cover; [`SasKeyRange`]: the key range a
@@ -19,7 +20,9 @@ pub use key::AccountKey;
 pub use key_range::SasKeyRange;
 pub use sas::{AccountSasFields, SasToken, TableSasFields, QUERY_VALUE, SAS_PARAMETERS};
 pub use sas_time::{format_sas_time, parse_sas_time};
-pub use shared_key::{canonical_resource, shared_key_authorization};
+pub use shared_key::{
+    canonical_resource, query_pairs, request_canonical_resource, shared_key_authorization,
+};
 
 /// The development storage account (Azurite, the storage emulator and
 /// `tables-server`): `UseDevelopmentStorage=true` signs in as it.

@@ -11,9 +11,20 @@
 //!
 //! `CanonicalizedResource` is `/{account}` followed by the URL path exactly as sent
 //! (so the account appears twice for path-style emulator URLs), plus `?comp=..` when
-//! the URL has a `comp` parameter; no other query parameter is signed.
+//! the URL has a `comp` parameter; no other query parameter is signed. "Exactly as
+//! sent" is the whole rule: the service's page says that any part of the
+//! canonicalized resource derived from the URI is encoded exactly as it is in the
+//! URI, so a path is never decoded (or encoded again) before it is signed or
+//! checked. A signature over `'a%20b'` is then one over the entity `a b` and no
+//! other: `'a%2520b'` (the entity `a%20b`) is another string, so another signature.
+//! [`request_canonical_resource`] is that rule, for the client that signs and the
+//! server that checks alike (`docs/protocol.md` §3.1).
 //!
 //! See <https://learn.microsoft.com/rest/api/storageservices/authorize-with-shared-key>.
+
+use std::borrow::Cow;
+
+use percent_encoding::percent_decode_str;
 
 use super::key::AccountKey;
 
@@ -59,6 +70,69 @@ pub fn shared_key_authorization(
     header.push(':');
     key.sign_into(&string_to_sign, &mut header);
     header
+}
+
+/// The canonicalized resource of a request, from its target exactly as it goes on
+/// the wire: `encoded_path` is the URL path (percent-encoded, from its first `/`)
+/// and `encoded_query` the query string without `?` (empty if none). The `comp`
+/// parameter that counts is the one the server routes by: the first whose name
+/// reads `comp` once decoded ([`query_pairs`]), its value decoded.
+///
+/// The client signs with it and the server checks with it, so both keep one
+/// canonical form; nothing in the path is decoded or normalized first.
+///
+/// ```
+/// use tables_core::auth::request_canonical_resource;
+///
+/// assert_eq!(
+///     request_canonical_resource("acct", "/acct/t(PartitionKey='a%20b',RowKey='r')", ""),
+///     "/acct/acct/t(PartitionKey='a%20b',RowKey='r')"
+/// );
+/// assert_eq!(
+///     request_canonical_resource("acct", "/mytable", "timeout=5&%63omp=acl"),
+///     "/acct/mytable?comp=acl"
+/// );
+/// ```
+pub fn request_canonical_resource(
+    account: &str,
+    encoded_path: &str,
+    encoded_query: &str,
+) -> String {
+    let comp = query_pairs(encoded_query)
+        .find(|(name, _)| name == "comp")
+        .map(|(_, value)| value);
+    canonical_resource(account, encoded_path, comp.as_deref())
+}
+
+/// The parameters of a query string (without `?`), decoded in order: `+` stands for a
+/// space (as forms write it), then `%XX` escapes are decoded (invalid UTF-8 becomes
+/// U+FFFD). Empty pairs are skipped; a pair without `=` has an empty value.
+///
+/// The one reading of a query string: the server routes by it and
+/// [`request_canonical_resource`] finds the signed `comp` with it.
+///
+/// ```
+/// let pairs: Vec<_> = tables_core::auth::query_pairs("$filter=a%20eq%20'b+c'&&flag")
+///     .map(|(n, v)| (n.into_owned(), v.into_owned()))
+///     .collect();
+/// assert_eq!(pairs, [("$filter".into(), "a eq 'b c'".into()), ("flag".into(), String::new())]);
+/// ```
+pub fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode_query_part(name), decode_query_part(value))
+        })
+}
+
+fn decode_query_part(text: &str) -> Cow<'_, str> {
+    if !text.contains(['+', '%']) {
+        return Cow::Borrowed(text);
+    }
+    let spaced = text.replace('+', " ");
+    Cow::Owned(percent_decode_str(&spaced).decode_utf8_lossy().into_owned())
 }
 
 /// The canonicalized resource: `/{account}{encoded_path}`, plus `?comp={comp}`.

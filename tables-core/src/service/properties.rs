@@ -24,10 +24,23 @@
 use serde::Deserialize;
 
 use super::{body_text, element, invalid_xml, XML_DECLARATION};
-use crate::Error;
+use crate::{Error, ErrorKind};
 
 /// How many CORS rules an account may hold.
 pub const MAX_CORS_RULES: usize = 5;
+
+/// The longest allowed origin, allowed header or exposed header, in characters.
+pub const MAX_CORS_ITEM_CHARS: usize = 256;
+
+/// The most origins a rule may list, and the most literal headers each header
+/// list may hold.
+pub const MAX_CORS_LITERALS: usize = 64;
+
+/// The most prefixed headers (`x-ms-meta*`) each header list may hold.
+pub const MAX_CORS_PREFIXES: usize = 2;
+
+/// The most characters all CORS rules' settings may take, XML tags aside (2 KiB).
+pub const MAX_CORS_SETTINGS_CHARS: usize = 2048;
 
 /// The methods a CORS rule may allow.
 pub const CORS_METHODS: [&str; 8] = [
@@ -164,6 +177,98 @@ impl CorsRule {
     pub fn any_origin(&self) -> bool {
         self.allowed_origins.iter().any(|o| o == "*")
     }
+
+    /// Checks the rule's values as the service does, so that whatever a rule holds
+    /// can be written in an answer's headers: origins are `*` or at most
+    /// [`MAX_CORS_ITEM_CHARS`] visible ASCII characters, at most
+    /// [`MAX_CORS_LITERALS`] of them; allowed and exposed headers are `*`, header
+    /// names or `prefix*` (HTTP token characters only: no spaces, line breaks or
+    /// control characters), at most [`MAX_CORS_ITEM_CHARS`] each, at most
+    /// [`MAX_CORS_LITERALS`] names and [`MAX_CORS_PREFIXES`] prefixes per list; the
+    /// methods are among [`CORS_METHODS`]; the max age fits a 32-bit signed count of
+    /// seconds.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, naming the element and the value.
+    pub fn check(&self) -> Result<(), String> {
+        if self.allowed_origins.is_empty() || self.allowed_methods.is_empty() {
+            return Err("it needs AllowedOrigins and AllowedMethods".to_owned());
+        }
+        if self.allowed_origins.len() > MAX_CORS_LITERALS {
+            return Err(format!(
+                "AllowedOrigins lists {} origins; at most {MAX_CORS_LITERALS}",
+                self.allowed_origins.len()
+            ));
+        }
+        for origin in &self.allowed_origins {
+            let visible = origin.bytes().all(|b| b.is_ascii_graphic());
+            if origin.chars().count() > MAX_CORS_ITEM_CHARS || !visible {
+                return Err(format!(
+                    "AllowedOrigins holds {origin:?}: an origin is `*` or at most \
+                     {MAX_CORS_ITEM_CHARS} visible ASCII characters (no spaces, line breaks \
+                     or control characters)"
+                ));
+            }
+        }
+        if let Some(method) = self
+            .allowed_methods
+            .iter()
+            .find(|m| !CORS_METHODS.contains(&m.as_str()))
+        {
+            return Err(format!(
+                "it allows method {method:?}; the methods are {}",
+                CORS_METHODS.join(", ")
+            ));
+        }
+        check_header_list("AllowedHeaders", &self.allowed_headers)?;
+        check_header_list("ExposedHeaders", &self.exposed_headers)?;
+        if self.max_age_seconds > i32::MAX as u32 {
+            return Err(format!(
+                "MaxAgeInSeconds is {}; at most {}",
+                self.max_age_seconds,
+                i32::MAX
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether `name` is an HTTP token (RFC 9110 `tchar`s): what a header name holds.
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn check_header_list(element: &str, list: &[String]) -> Result<(), String> {
+    let mut prefixes = 0;
+    for entry in list {
+        let name = match entry.strip_suffix('*') {
+            Some("") => continue,
+            Some(prefix) => {
+                prefixes += 1;
+                prefix
+            }
+            None => entry.as_str(),
+        };
+        if !is_token(name) || entry.chars().count() > MAX_CORS_ITEM_CHARS {
+            return Err(format!(
+                "{element} holds {entry:?}: each is `*`, a header name or a `prefix*`, of at \
+                 most {MAX_CORS_ITEM_CHARS} characters a header name may hold (letters, digits \
+                 and !#$%&'*+-.^_`|~; no spaces, line breaks or control characters)"
+            ));
+        }
+    }
+    if prefixes > MAX_CORS_PREFIXES || list.len() - prefixes > MAX_CORS_LITERALS {
+        return Err(format!(
+            "{element} lists {} headers and {prefixes} prefixes; at most \
+             {MAX_CORS_LITERALS} and {MAX_CORS_PREFIXES}",
+            list.len() - prefixes
+        ));
+    }
+    Ok(())
 }
 
 impl ServiceProperties {
@@ -357,41 +462,86 @@ fn cors_rule(index: usize, xml: CorsRuleXml) -> Result<CorsRule, Error> {
             )
         })?,
     };
-    if rule.allowed_origins.is_empty() || rule.allowed_methods.is_empty() {
-        return Err(invalid_xml(
-            WHAT,
-            format!(
-                "CORS rule {} needs AllowedOrigins and AllowedMethods",
-                index + 1
-            ),
-        ));
-    }
-    if let Some(method) = rule
-        .allowed_methods
-        .iter()
-        .find(|m| !CORS_METHODS.contains(&m.as_str()))
-    {
-        return Err(invalid_xml(
-            WHAT,
-            format!(
-                "CORS rule {} allows method {method:?}; the methods are {}",
-                index + 1,
-                CORS_METHODS.join(", ")
-            ),
-        ));
-    }
     Ok(rule)
 }
 
-/// Reads a Set Table Service Properties body.
+/// A rule's settings in characters, XML tags aside (all rules together: at most
+/// [`MAX_CORS_SETTINGS_CHARS`]).
+fn settings_chars(rule: &CorsRule) -> usize {
+    let list = |items: &[String]| items.iter().map(|i| i.chars().count() + 1).sum::<usize>();
+    list(&rule.allowed_origins)
+        + list(&rule.allowed_methods)
+        + list(&rule.allowed_headers)
+        + list(&rule.exposed_headers)
+        + rule.max_age_seconds.to_string().len()
+}
+
+/// A value the service refuses (`400 InvalidXmlNodeValue`).
+fn invalid_value(detail: String) -> Error {
+    Error::new(
+        ErrorKind::InvalidInput,
+        format!("the {WHAT} XML holds a value the service refuses: {detail}"),
+    )
+    .with_status(400)
+    .with_service_code("InvalidXmlNodeValue")
+}
+
+/// Reads a Set Table Service Properties body, checking every CORS rule as the
+/// service does ([`CorsRule::check`]): nothing stored can make an answer fail.
 ///
 /// # Errors
 ///
 /// `400 InvalidXmlDocument` when the body is not a `StorageServiceProperties`
 /// document, a flag is not `true`/`false`, retention days are outside 1 to 365 (or
 /// missing when retention is on), enabled metrics lack `IncludeAPIs`, or there are
-/// more than five CORS rules or a rule without origins or with an unknown method.
+/// more than five CORS rules; `400 InvalidXmlNodeValue` when a rule's value is
+/// refused ([`CorsRule::check`]) or the rules' settings pass 2 KiB.
 pub fn decode_service_properties(body: &[u8]) -> Result<ServicePropertiesUpdate, Error> {
+    let update = decode_unchecked(body)?;
+    for (i, rule) in update.cors.iter().flatten().enumerate() {
+        rule.check()
+            .map_err(|why| invalid_value(format!("CORS rule {}: {why}", i + 1)))?;
+    }
+    let chars: usize = update.cors.iter().flatten().map(settings_chars).sum();
+    if chars > MAX_CORS_SETTINGS_CHARS {
+        return Err(invalid_value(format!(
+            "the CORS rules' settings take {chars} characters; at most \
+             {MAX_CORS_SETTINGS_CHARS} (2 KiB), XML tags aside"
+        )));
+    }
+    Ok(update)
+}
+
+/// Reads service properties stored by a server that may have taken CORS values
+/// [`decode_service_properties`] now refuses: a rule that fails
+/// [`CorsRule::check`] is left out, and described in the list returned, for the
+/// caller to report.
+///
+/// # Errors
+///
+/// As [`decode_service_properties`], but for the values of CORS rules.
+pub fn decode_stored_service_properties(
+    body: &[u8],
+) -> Result<(ServicePropertiesUpdate, Vec<String>), Error> {
+    let mut update = decode_unchecked(body)?;
+    let mut dropped = Vec::new();
+    if let Some(rules) = &mut update.cors {
+        let mut index = 0;
+        rules.retain(|rule| {
+            index += 1;
+            match rule.check() {
+                Ok(()) => true,
+                Err(why) => {
+                    dropped.push(format!("CORS rule {index} ({why})"));
+                    false
+                }
+            }
+        });
+    }
+    Ok((update, dropped))
+}
+
+fn decode_unchecked(body: &[u8]) -> Result<ServicePropertiesUpdate, Error> {
     let text = body_text(WHAT, body)?;
     let xml: PropertiesXml = quick_xml::de::from_str(text).map_err(|e| invalid_xml(WHAT, e))?;
     let logging = xml
@@ -574,17 +724,68 @@ mod tests {
             FULL.replace("<Days>7</Days>", ""),
             FULL.replace("<IncludeAPIs>false</IncludeAPIs>", ""),
             rule(&good.repeat(6)),
-            rule(&good.replace("GET", "TRACE")),
-            rule(&good.replace(
-                "<AllowedOrigins>*</AllowedOrigins>",
-                "<AllowedOrigins></AllowedOrigins>",
-            )),
             rule(&good.replace("<MaxAgeInSeconds>1<", "<MaxAgeInSeconds>soon<")),
         ];
         for case in &cases {
             let err = decode_service_properties(case.as_bytes()).unwrap_err();
             assert_eq!(err.service_code(), Some("InvalidXmlDocument"), "{case}");
         }
+        let with = |element: &str, value: &str| {
+            rule(&good.replace(
+                "</MaxAgeInSeconds>",
+                &format!("</MaxAgeInSeconds><{element}>{value}</{element}>"),
+            ))
+        };
+        let long = "x".repeat(257);
+        let many: Vec<String> = (0..65).map(|i| format!("x-long-header-name-{i}")).collect();
+        // Three rules of 60 headers each: every list within its limits, the whole
+        // over 2 KiB.
+        let big = good.replace(
+            "</MaxAgeInSeconds>",
+            &format!(
+                "</MaxAgeInSeconds><ExposedHeaders>{}</ExposedHeaders>",
+                many[..60].join(",")
+            ),
+        );
+        let values = [
+            rule(&good.replace("GET", "TRACE")),
+            rule(&good.replace(
+                "<AllowedOrigins>*</AllowedOrigins>",
+                "<AllowedOrigins></AllowedOrigins>",
+            )),
+            rule(&good.replace("<MaxAgeInSeconds>1<", "<MaxAgeInSeconds>2147483648<")),
+            with("ExposedHeaders", "x-ms-a&#10;x-ms-b"),
+            with("ExposedHeaders", "x-ms-a\nx-ms-b"),
+            with("ExposedHeaders", "x-ms-a\r\nx-ms-b"),
+            with("ExposedHeaders", "x-ms-&#1;a"),
+            with("ExposedHeaders", "x-ms-\u{7f}a"),
+            with("ExposedHeaders", "x ms"),
+            with("AllowedHeaders", "x-ms-a&#10;b"),
+            with("AllowedHeaders", "a*,b*,c*"),
+            with("AllowedHeaders", &many.join(",")),
+            with("ExposedHeaders", &long),
+            rule(&good.replace(
+                "<AllowedOrigins>*<",
+                "<AllowedOrigins>https://a.example&#10;x<",
+            )),
+            rule(&good.replace("<AllowedOrigins>*<", &format!("<AllowedOrigins>{long}<"))),
+            rule(&big.repeat(3)),
+        ];
+        for (i, case) in values.iter().enumerate() {
+            let err = decode_service_properties(case.as_bytes()).unwrap_err();
+            assert_eq!(err.service_code(), Some("InvalidXmlNodeValue"), "{case}");
+            // Stored by an older server, a refused rule is left out and reported
+            // (the last case's rules are each fine: only their sum is too big).
+            let (update, dropped) = decode_stored_service_properties(case.as_bytes()).unwrap();
+            if i + 1 < values.len() {
+                assert!(
+                    update.cors.unwrap().is_empty() && dropped.len() == 1,
+                    "{case}"
+                );
+            }
+        }
+        let fine = with("ExposedHeaders", " x-ms-*, Content-Type ,x-custom ");
+        assert!(decode_service_properties(fine.as_bytes()).is_ok());
         assert_eq!(
             decode_service_properties(rule(&good.repeat(5)).as_bytes())
                 .unwrap()

@@ -55,7 +55,7 @@ impl Case {
 
 /// Percent-encodes what a URI can't hold, and other bytes at random; sometimes
 /// leaves a stray `%` or an invalid or overlong UTF-8 escape.
-fn escape(rng: &mut Rng, text: &[u8]) -> String {
+pub(super) fn escape(rng: &mut Rng, text: &[u8]) -> String {
     const EVIL: &str = "%|%4|%G0|%C0%AF|%E0%80%AF|%ED%A0%80|%F4%90%80%80|%FF|%00|%2F|%27%27|%28";
     let mut out = String::with_capacity(text.len() * 2);
     let rate = rng.pick(&[0, 0, 0, 0, 0, 0, 2, 10, 30, 100]);

@@ -19,17 +19,27 @@
 //!   is taken in the background; then the older segments are deleted. Records
 //!   hold new states, not operations, so replaying the new segment over a
 //!   snapshot that already holds some of its changes gives the same state.
-//! - `LOCK`: the process id of the server using the folder.
+//! - `LOCK`: locked by the server using the folder (the kernel's lock, released when
+//!   its process ends; the file names its process id) ([`lock`]).
+//!
+//! Folders are owner-only (`0700`), files too (`0600`), whatever the umask.
 //!
 //! At startup the snapshot is loaded and the segments after it replayed. A record
-//! cut short at the end of the last segment is a write that never finished, so was
-//! never acknowledged: it is dropped (with a warning), and with it the whole batch
-//! it held. Damage anywhere else stops the server with a message naming the file.
+//! cut short at the end of the last segment, with no intact record after it, is a
+//! write that never finished, so was never acknowledged: it is dropped (with a
+//! warning giving its size), and with it the whole batch it held. Damage anywhere
+//! else (a checksum failure with intact records after it, in an earlier segment, in
+//! the snapshot) stops the server with a message naming the file, the offset and
+//! the records at stake, unless [`Recovery::Salvage`] says to keep every intact
+//! record, set the file aside and report what was lost ([`damage`]).
 
+mod damage;
+mod lock;
 mod record;
+mod restore;
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,17 +49,19 @@ use std::time::Instant;
 
 use tables_core::service::acl::SignedIdentifier;
 use tables_core::service::properties::ServiceProperties;
-use tables_mem::{Change, ChangeSink, MemEngine, RowChange};
+use tables_mem::{Change, ChangeSink, MemEngine};
 use tokio::sync::watch;
 
-use record::{read_frames, Damage, Record, Row};
+pub use damage::Recovery;
+use lock::{private_dir, private_file, DirLock};
+use record::Record;
+use restore::{load_snapshot, replay_segment, Load};
 
 /// The segment size after which a snapshot is taken, unless configured.
 pub const DEFAULT_JOURNAL_LIMIT: u64 = 64 << 20;
 
 const SNAPSHOT: &str = "snapshot";
 const SNAPSHOT_TMP: &str = "snapshot.tmp";
-const LOCK: &str = "LOCK";
 const SEGMENT_PREFIX: &str = "journal-";
 
 /// Rows per record in a snapshot.
@@ -81,7 +93,7 @@ pub(crate) struct Journal {
     source: Mutex<Option<SnapshotSource>>,
     snapshotting: AtomicBool,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    lock: Mutex<Option<PathBuf>>,
+    lock: Mutex<Option<DirLock>>,
     /// The open segment, until [`Journal::start`] hands it to the writer.
     ready: Mutex<Option<Ready>>,
 }
@@ -136,23 +148,26 @@ impl Journal {
     /// # Errors
     ///
     /// If the folder can't be used (another server holds it, a file can't be read
-    /// or written) or holds damage other than a cut-short last write; the message
-    /// names the file.
+    /// or written) or, under [`Recovery::Strict`], holds damage other than a
+    /// cut-short last write; the message names the file, the offset and the records
+    /// at stake.
     pub(crate) fn open(
         dir: &Path,
         limit: u64,
         engine: &MemEngine,
+        recovery: Recovery,
     ) -> io::Result<(Arc<Journal>, Restored)> {
-        fs::create_dir_all(dir).map_err(context(dir, "can't create the data directory"))?;
-        let lock = take_lock(dir)?;
-        Journal::open_locked(dir, limit, engine, lock.clone()).inspect_err(|_| release_lock(&lock))
+        private_dir(dir).map_err(context(dir, "can't create the data directory"))?;
+        let lock = lock::take(dir)?;
+        Journal::open_locked(dir, limit, engine, recovery, lock)
     }
 
     fn open_locked(
         dir: &Path,
         limit: u64,
         engine: &MemEngine,
-        lock: PathBuf,
+        recovery: Recovery,
+        lock: DirLock,
     ) -> io::Result<(Arc<Journal>, Restored)> {
         let started = Instant::now();
         let tmp = dir.join(SNAPSHOT_TMP);
@@ -161,9 +176,16 @@ impl Journal {
         }
         let mut restored = Restored::default();
         let mut stats = Stats::default();
+        let mut salvaged = Vec::new();
         let snapshot = dir.join(SNAPSHOT);
         let first = if snapshot.exists() {
-            load_snapshot(&snapshot, engine, &mut restored, &mut stats)?
+            let mut load = Load {
+                engine,
+                restored: &mut restored,
+                recovery,
+                salvaged: &mut salvaged,
+            };
+            load_snapshot(&snapshot, &mut load, &mut stats)?
         } else {
             1
         };
@@ -177,19 +199,44 @@ impl Journal {
                 fs::remove_file(&path).map_err(context(&path, "can't remove"))?;
                 continue;
             }
-            let records = replay_segment(&path, number == last_number, engine, &mut restored)?;
+            let mut load = Load {
+                engine,
+                restored: &mut restored,
+                recovery,
+                salvaged: &mut salvaged,
+            };
+            let records = replay_segment(&path, number == last_number, &mut load)?;
             stats.journal_records += records;
             replayed_any |= records > 0;
             segments.push(number);
         }
         let current = last_number.max(first - 1) + 1;
         let path = dir.join(segment_name(current));
-        let file = OpenOptions::new()
+        let file = private_file()
             .create(true)
             .append(true)
             .open(&path)
             .map_err(context(&path, "can't create the journal segment"))?;
         sync_dir(dir).map_err(context(dir, "can't sync"))?;
+        if !salvaged.is_empty() {
+            // What was kept of the damaged files is in memory only: set the files
+            // aside, then write a snapshot of it all before serving (it replaces
+            // the snapshot and removes the segments before the new one).
+            for file in &mut salvaged {
+                file.set_aside()?;
+            }
+            write_snapshot_at(dir, current, |out| {
+                out.properties(&restored.properties);
+                out.engine(engine);
+                for (table, identifiers) in &restored.acls {
+                    out.acl(table, identifiers);
+                }
+            })?;
+            for file in &salvaged {
+                tracing::error!(dir = %dir.display(), "{}", file.report());
+            }
+            segments.clear();
+        }
         if !replayed_any {
             // Segments with nothing in them (a start and stop without writes).
             for number in segments.drain(..) {
@@ -329,7 +376,7 @@ impl Journal {
             if size > self.limit && !self.snapshotting.load(Ordering::Acquire) {
                 let next = segment + 1;
                 let path = self.dir.join(segment_name(next));
-                match OpenOptions::new()
+                match private_file()
                     .create(true)
                     .append(true)
                     .open(&path)
@@ -397,27 +444,11 @@ impl Journal {
     }
 
     fn write_snapshot(&self, next: u64) -> io::Result<u64> {
-        let tmp = self.dir.join(SNAPSHOT_TMP);
-        let mut writer = SnapshotWriter::create(&tmp)?;
-        writer.marker(&Record::SnapshotHeader { next_segment: next });
-        {
-            let source = locked(&self.source);
-            let Some(source) = source.as_ref() else {
-                return Err(io::Error::other("the journal is closing"));
-            };
-            source(&mut writer);
-        }
-        let records = writer.finish()?;
-        let snapshot = self.dir.join(SNAPSHOT);
-        fs::rename(&tmp, &snapshot)?;
-        sync_dir(&self.dir)?;
-        for number in list_segments(&self.dir)? {
-            if number < next {
-                fs::remove_file(self.dir.join(segment_name(number)))?;
-            }
-        }
-        sync_dir(&self.dir)?;
-        Ok(records)
+        let source = locked(&self.source);
+        let Some(source) = source.as_ref() else {
+            return Err(io::Error::other("the journal is closing"));
+        };
+        write_snapshot_at(&self.dir, next, |writer| source(writer))
     }
 
     /// Writes what is pending, stops the threads and releases the folder. A change
@@ -444,10 +475,34 @@ impl Journal {
         self.durable.send_replace(u64::MAX);
         // Drops the engine the source holds, which holds this journal's sink.
         locked(&self.source).take();
-        if let Some(lock) = locked(&self.lock).take() {
-            release_lock(&lock);
+        // Closing the lock's file releases it.
+        drop(locked(&self.lock).take());
+    }
+}
+
+/// Writes a snapshot of what `fill` adds, for the segments from `next` on: to
+/// `snapshot.tmp`, synced, renamed into place; then removes the segments before
+/// `next`.
+fn write_snapshot_at(
+    dir: &Path,
+    next: u64,
+    fill: impl FnOnce(&mut SnapshotWriter),
+) -> io::Result<u64> {
+    let tmp = dir.join(SNAPSHOT_TMP);
+    let mut writer = SnapshotWriter::create(&tmp)?;
+    writer.marker(&Record::SnapshotHeader { next_segment: next });
+    fill(&mut writer);
+    let records = writer.finish()?;
+    let snapshot = dir.join(SNAPSHOT);
+    fs::rename(&tmp, &snapshot)?;
+    sync_dir(dir)?;
+    for number in list_segments(dir)? {
+        if number < next {
+            fs::remove_file(dir.join(segment_name(number)))?;
         }
     }
+    sync_dir(dir)?;
+    Ok(records)
 }
 
 /// The engine's sink: each change becomes a record in the journal.
@@ -470,7 +525,12 @@ pub(crate) struct SnapshotWriter {
 
 impl SnapshotWriter {
     fn create(path: &Path) -> io::Result<SnapshotWriter> {
-        let file = File::create(path).map_err(context(path, "can't create"))?;
+        let file = private_file()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(context(path, "can't create"))?;
         Ok(SnapshotWriter {
             file: BufWriter::with_capacity(1 << 20, file),
             frames: Vec::with_capacity(1 << 20),
@@ -536,147 +596,10 @@ impl SnapshotWriter {
 }
 
 #[derive(Default)]
-struct Stats {
-    tables: u64,
-    rows: u64,
-    journal_records: u64,
-}
-
-/// Applies one restored record.
-fn apply(record: Record, engine: &MemEngine, restored: &mut Restored) -> Result<(), String> {
-    let change = |c: &Change<'_>| engine.restore(c).map_err(|e| e.to_string());
-    match record {
-        Record::TableCreated(name) => change(&Change::TableCreated(&name)),
-        Record::TableDeleted(name) => {
-            restored.acls.remove(&name.to_ascii_lowercase());
-            change(&Change::TableDeleted(&name))
-        }
-        Record::Rows { table, rows } => {
-            let rows: Vec<RowChange<'_>> = rows.iter().map(Row::as_change).collect();
-            change(&Change::Rows {
-                table: &table,
-                rows: &rows,
-            })
-        }
-        Record::Acl { table, identifiers } => {
-            if identifiers.is_empty() {
-                restored.acls.remove(&table);
-            } else {
-                restored.acls.insert(table, identifiers);
-            }
-            Ok(())
-        }
-        Record::Properties(properties) => {
-            restored.properties = properties;
-            Ok(())
-        }
-        Record::SnapshotHeader { .. } | Record::SnapshotEnd { .. } => {
-            Err("a snapshot marker inside the data".to_owned())
-        }
-    }
-}
-
-/// Loads `snapshot` into `engine`; returns the first segment after it.
-fn load_snapshot(
-    path: &Path,
-    engine: &MemEngine,
-    restored: &mut Restored,
-    stats: &mut Stats,
-) -> io::Result<u64> {
-    let (file, size) = open_to_read(path)?;
-    let damaged = |why: String| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "the snapshot {} is damaged ({why}); it was written whole and renamed into place, \
-                 so the disk changed it: restore the folder from a backup, or remove it to start empty",
-                path.display()
-            ),
-        )
-    };
-    let mut next = None;
-    let mut end = None;
-    let mut records = 0_u64;
-    read_frames(file, size, |record, _| {
-        if end.is_some() {
-            return Err("records follow the end marker".to_owned());
-        }
-        match record {
-            Record::SnapshotHeader { next_segment } if next.is_none() => {
-                next = Some(next_segment);
-                Ok(())
-            }
-            _ if next.is_none() => Err("it does not start with its header".to_owned()),
-            Record::SnapshotEnd { records: count } => {
-                end = Some(count);
-                Ok(())
-            }
-            record => {
-                records += 1;
-                match &record {
-                    Record::TableCreated(_) => stats.tables += 1,
-                    Record::Rows { rows, .. } => stats.rows += rows.len() as u64,
-                    _ => {}
-                }
-                apply(record, engine, restored)
-            }
-        }
-    })
-    .map_err(context(path, "can't read"))?
-    .map_err(|(at, damage)| damaged(format!("at byte {at}: {damage}")))?;
-    match (next, end) {
-        (Some(next), Some(count)) if count == records => Ok(next.max(1)),
-        (_, Some(count)) => Err(damaged(format!(
-            "it holds {records} records but its end marker says {count}"
-        ))),
-        _ => Err(damaged("it has no end marker".to_owned())),
-    }
-}
-
-/// Replays a journal segment into `engine`; returns how many records it held. In
-/// the last segment, a record cut short or failing its checksum ends the journal:
-/// the file is cut there.
-fn replay_segment(
-    path: &Path,
-    last: bool,
-    engine: &MemEngine,
-    restored: &mut Restored,
-) -> io::Result<u64> {
-    let (file, size) = open_to_read(path)?;
-    let mut records = 0;
-    let result = read_frames(file, size, |record, _| {
-        records += 1;
-        apply(record, engine, restored)
-    })
-    .map_err(context(path, "can't read"))?;
-    match result {
-        Ok(()) => Ok(records),
-        Err((at, Damage::Torn | Damage::Checksum)) if last => {
-            tracing::warn!(
-                file = %path.display(),
-                at,
-                dropped_bytes = size - at as u64,
-                "the journal ends with a write that never finished (so was never acknowledged); \
-                 it is dropped"
-            );
-            let file = OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(context(path, "can't open"))?;
-            file.set_len(at as u64)
-                .map_err(context(path, "can't cut"))?;
-            file.sync_all().map_err(context(path, "can't sync"))?;
-            Ok(records)
-        }
-        Err((at, damage)) => Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "the journal segment {} is damaged at byte {at} ({damage}), before later \
-                 acknowledged writes; restore the folder from a backup",
-                path.display()
-            ),
-        )),
-    }
+pub(super) struct Stats {
+    pub(super) tables: u64,
+    pub(super) rows: u64,
+    pub(super) journal_records: u64,
 }
 
 /// A file to read frames from, buffered, and its size. Read whole into memory
@@ -703,75 +626,6 @@ fn list_segments(dir: &Path) -> io::Result<Vec<u64>> {
     }
     numbers.sort_unstable();
     Ok(numbers)
-}
-
-/// The `LOCK` files this process holds: a second server in the same process must
-/// not take a folder over as if its lock were stale.
-static OPEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Takes the folder's `LOCK` file for this process; a lock left by a process that
-/// no longer runs (a crash) is taken over.
-fn take_lock(dir: &Path) -> io::Result<PathBuf> {
-    let path = dir.join(LOCK);
-    let mut open = locked(&OPEN);
-    if open.contains(&path) {
-        return Err(io::Error::new(
-            io::ErrorKind::AddrInUse,
-            format!(
-                "the data directory {} is in use by another server in this process; stop it first",
-                dir.display()
-            ),
-        ));
-    }
-    let path = take_lock_file(dir, path)?;
-    open.push(path.clone());
-    Ok(path)
-}
-
-/// Removes a `LOCK` file this process took.
-fn release_lock(lock: &Path) {
-    let _ = fs::remove_file(lock);
-    locked(&OPEN).retain(|open| open != lock);
-}
-
-fn take_lock_file(dir: &Path, path: PathBuf) -> io::Result<PathBuf> {
-    let me = std::process::id();
-    for _ in 0..3 {
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut file) => {
-                file.write_all(me.to_string().as_bytes())?;
-                file.sync_all()?;
-                return Ok(path);
-            }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-                let holder = fs::read_to_string(&path)
-                    .ok()
-                    .and_then(|text| text.trim().parse::<u32>().ok());
-                if let Some(pid) = holder.filter(|pid| *pid != me && process_runs(*pid)) {
-                    return Err(io::Error::new(
-                        io::ErrorKind::AddrInUse,
-                        format!(
-                            "the data directory {} is in use by process {pid} (its {LOCK} file): \
-                             stop that server first, or delete the file if no server uses the folder",
-                            dir.display()
-                        ),
-                    ));
-                }
-                fs::remove_file(&path).map_err(context(&path, "can't take over the stale"))?;
-            }
-            Err(err) => return Err(context(&path, "can't create")(err)),
-        }
-    }
-    Err(io::Error::other(format!(
-        "can't take the lock {}",
-        path.display()
-    )))
-}
-
-/// Whether process `pid` runs (where `/proc` tells; elsewhere it is assumed to).
-fn process_runs(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    !proc.is_dir() || proc.join(pid.to_string()).exists()
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use std::io::{self, Read};
 use tables_core::odata::{decode_entity, encode_stored_entity};
 use tables_core::service::acl::{decode_table_acl, encode_table_acl, SignedIdentifier};
 use tables_core::service::properties::{
-    decode_service_properties, encode_service_properties, ServiceProperties,
+    decode_stored_service_properties, encode_service_properties, ServiceProperties,
 };
 use tables_core::{DynamicEntity, EntityKey};
 use tables_mem::{Change, RowChange};
@@ -246,6 +246,41 @@ pub(crate) fn read_frames(
     Ok(Ok(()))
 }
 
+/// The record of the intact frame at `at` in `bytes` and where the frame ends: one
+/// whose length fits, whose payload reads as a record and whose checksum matches.
+/// (The payload is read before the checksum is computed: garbage fails to read
+/// within a few bytes, so looking for a frame at every offset of a damaged region
+/// stays cheap.)
+pub(crate) fn frame_at(bytes: &[u8], at: usize) -> Option<(Record, usize)> {
+    let header = bytes.get(at..at.checked_add(FRAME_HEADER)?)?;
+    let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+    if len == 0 || len > MAX_PAYLOAD {
+        return None;
+    }
+    let start = at + FRAME_HEADER;
+    let payload = bytes.get(start..start.checked_add(len)?)?;
+    if !b"CDRASHE".contains(&payload[0]) {
+        return None;
+    }
+    let record = decode(payload).ok()?;
+    (crc32fast::hash(payload) == crc).then_some((record, start + len))
+}
+
+/// Where the first intact frame at or after `from` starts, if any.
+pub(crate) fn next_intact(bytes: &[u8], from: usize) -> Option<usize> {
+    (from..bytes.len()).find(|&at| frame_at(bytes, at).is_some())
+}
+
+/// The record a damaged frame at `at` seems to hold, read without its checksum
+/// (so perhaps wrongly): for a report of what was lost.
+pub(crate) fn guess_at(bytes: &[u8], at: usize) -> Option<Record> {
+    let header = bytes.get(at..at.checked_add(FRAME_HEADER)?)?;
+    let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    let start = at + FRAME_HEADER;
+    decode(bytes.get(start..start.checked_add(len)?)?).ok()
+}
+
 /// Fills `buf` from `reader`: `false` if it ends first.
 fn read_whole(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
     match reader.read_exact(buf) {
@@ -327,8 +362,17 @@ fn decode(payload: &[u8]) -> Result<Record, String> {
         }
         b'S' => {
             let mut properties = ServiceProperties::default();
-            properties
-                .apply(decode_service_properties(fields.bytes()?).map_err(|e| e.to_string())?);
+            // Stored perhaps by a server that took CORS values it now refuses: such a
+            // rule is left out (an answer could not carry it), and said so.
+            let (update, dropped) =
+                decode_stored_service_properties(fields.bytes()?).map_err(|e| e.to_string())?;
+            for rule in dropped {
+                tracing::warn!(
+                    "the stored service properties hold {rule}, which no answer could carry: \
+                     it is left out; set the CORS rules again with Set Table Service Properties"
+                );
+            }
+            properties.apply(update);
             Record::Properties(properties)
         }
         b'H' => Record::SnapshotHeader {
