@@ -24,8 +24,11 @@
 #   CARGO_TARGET_DIR         honoured as usual.
 #   TABLES_AZURITE_TIMEOUT   seconds to wait for Azurite to answer (default 60).
 #   TABLES_EXAMPLE_TIMEOUT   seconds each example may run (default 300).
-#   TABLES_TEST_TIMEOUT      seconds each cargo test step may run, build included
-#                            (default 1200): a hung test fails the run, not hangs it.
+#   TABLES_TEST_TIMEOUT      seconds each cargo test step may run (default 1200):
+#                            a hung test fails the run, not hangs it.
+#   TABLES_TEST_JOBS         test binaries run at once (default 3).
+#   TABLES_THOROUGH          1: the fault and randomized tests run their thorough
+#                            case counts (tests/src/sizes.rs), not the CI-sized ones.
 
 set -uo pipefail
 
@@ -50,6 +53,10 @@ AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZ
 AZURITE_TIMEOUT="${TABLES_AZURITE_TIMEOUT:-60}"
 EXAMPLE_TIMEOUT="${TABLES_EXAMPLE_TIMEOUT:-300}"
 TEST_TIMEOUT="${TABLES_TEST_TIMEOUT:-1200}"
+TEST_JOBS="${TABLES_TEST_JOBS:-3}"
+# The test binaries that take longest, started first (the others follow in cargo's
+# order).
+SLOWEST_TESTS="typed_upkeep_faults,typed_transport_faults,ui,typed_bulk,typed_moves,typed_wide,typed_writes,typed_large,server_vs_azurite,tables_server,stream_memory"
 EXAMPLES_PACKAGE="tables-examples"
 
 case "${CI:-}" in
@@ -509,10 +516,24 @@ fi
 
 step "install the JS SDK" install_js_sdk
 step "install the Python SDK" install_py_sdk
-# The server's request parsers are fuzzed with a million cases here (plain `cargo
-# test` runs 20,000).
-step "cargo test (all targets)" limited "$TEST_TIMEOUT" env TABLES_SERVER_FUZZ_CASES="${TABLES_SERVER_FUZZ_CASES:-1000000}" \
-    cargo test --workspace --all-targets
+# The test binaries are built first, then run side by side (TABLES_TEST_JOBS at a
+# time): most of them wait on the servers, not on the CPU. The longest start first.
+# The server's request parsers are fuzzed with 200,000 cases here, a million under
+# TABLES_THOROUGH=1 (plain `cargo test` runs 20,000); the fault and randomized tests
+# run their CI-sized counts unless TABLES_THOROUGH=1 (see tests/src/sizes.rs).
+case "${TABLES_THOROUGH:-}" in
+    1 | true | TRUE | yes | YES) FUZZ_CASES=1000000 ;;
+    *) FUZZ_CASES=200000 ;;
+esac
+TEST_BUILD_JSON="$WORK_DIR/test-build.json"
+step "build the tests" limited "$TEST_TIMEOUT" sh -c \
+    'cargo test --workspace --all-targets --no-run --message-format=json-render-diagnostics >"$1"' \
+    build-tests "$TEST_BUILD_JSON"
+step "cargo test (all targets)" limited "$TEST_TIMEOUT" \
+    env TABLES_SERVER_FUZZ_CASES="${TABLES_SERVER_FUZZ_CASES:-$FUZZ_CASES}" \
+    python3 "$ROOT/scripts/run-test-binaries.py" --jobs "$TEST_JOBS" \
+    --logs "$WORK_DIR/test-logs" --timeout "$TEST_TIMEOUT" --first "$SLOWEST_TESTS" \
+    "$TEST_BUILD_JSON"
 step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --doc
 
 say "discover examples of $EXAMPLES_PACKAGE"

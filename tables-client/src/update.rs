@@ -18,7 +18,7 @@ use tables_core::{
 };
 
 use crate::table::Table;
-use crate::upkeep::moving::refuse_marked;
+use crate::upkeep::marks::refuse_marked;
 use crate::upkeep::{lost_race, ConflictLoop, Item, Mode};
 
 /// What a merge of a whole value does with its `None` fields (and other fields

@@ -87,6 +87,7 @@ pub mod py_sdk;
 pub mod read;
 pub mod select_top;
 pub mod server;
+pub mod sizes;
 pub mod tables;
 pub mod typed;
 pub mod write_modes;

@@ -145,24 +145,25 @@ fn check_report_shape(report: &BulkReport, count: usize, partition_of: impl Fn(u
     assert_eq!(seen, (0..count).collect());
 }
 
-/// 10,000 items over 7 partitions, each with an index copy: chunks of 50 items
-/// (100 operations), every row written.
-async fn ten_thousand_items_chunk_at_100_operations(backend: Backend) -> Result<()> {
+/// Thousands of items (`TABLES_BULK_ITEMS`: 3,000, or 10,000 under
+/// `TABLES_THOROUGH=1`) over 7 partitions, each with an index copy: chunks of 50
+/// items (100 operations), every row written.
+async fn thousands_of_items_chunk_at_100_operations(backend: Backend) -> Result<()> {
     let service = backend.service();
-    const COUNT: usize = 10_000;
+    let count = tables_tests::sizes::cases("TABLES_BULK_ITEMS", 3_000, 10_000) as usize;
     service.create_table("BulkStaff").await?;
     let report = service
         .bulk_writer::<Staff>("BulkStaff")
         .mode(BulkMode::Insert)
         .concurrency(4)
-        .write_all((0..COUNT).map(staff))
+        .write_all((0..count).map(staff))
         .await?;
     assert!(report.is_complete());
-    check_report_shape(&report, COUNT, |i| staff(i).department);
+    check_report_shape(&report, count, |i| staff(i).department);
     // Partitions in order of first appearance; within one, full chunks then the rest.
     let mut expected_chunks = Vec::new();
     for d in 0..DEPARTMENTS {
-        let n = (COUNT - d).div_ceil(DEPARTMENTS);
+        let n = (count - d).div_ceil(DEPARTMENTS);
         let mut left = n;
         while left > 0 {
             expected_chunks.push((format!("dept{d}"), left.min(50)));
@@ -175,16 +176,16 @@ async fn ten_thousand_items_chunk_at_100_operations(backend: Backend) -> Result<
         .map(|c| (c.partition_key.clone(), c.items.len()))
         .collect();
     assert_eq!(got, expected_chunks);
-    assert_eq!(report.written_items(), (0..COUNT).collect::<Vec<_>>());
+    assert_eq!(report.written_items(), (0..count).collect::<Vec<_>>());
     assert!(report.failed_items().is_empty());
-    for i in (0..COUNT).step_by(97).chain([COUNT - 1]) {
+    for i in (0..count).step_by(97).chain([count - 1]) {
         let s = staff(i);
         assert!(exists(&service, "BulkStaff", s.entity_key()?.as_entity_key()).await);
         let copy = EntityKey::new(s.department.clone(), format!("email_{}", s.email));
         assert!(exists(&service, "BulkStaff", &copy).await);
     }
     let rows = partition_rows(&service, "BulkStaff", "dept3").await;
-    assert_eq!(rows.len(), 2 * (COUNT - 3).div_ceil(DEPARTMENTS));
+    assert_eq!(rows.len(), 2 * (count - 3).div_ceil(DEPARTMENTS));
     Ok(())
 }
 
@@ -574,7 +575,7 @@ async fn concurrency_is_bounded(backend: Backend) -> Result<()> {
 
 tables_tests::typed_matrix!(
     runtime: #[tokio::test(flavor = "multi_thread", worker_threads = 4)];
-    ten_thousand_items_chunk_at_100_operations,
+    thousands_of_items_chunk_at_100_operations,
     chunk_sizes_follow_operation_counts,
     a_failing_chunk_leaves_the_others_written,
     an_engine_failure_fails_one_chunk,

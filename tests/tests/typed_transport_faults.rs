@@ -18,9 +18,9 @@
 //! `repair_indexes()` run, and the checker reads every row: no orphan, missing,
 //! stale or duplicate copy or membership, no intent left.
 //!
-//! Seeded and bounded: `TABLES_FAULT_OPS` operations per rate (600 unless set),
-//! `TABLES_FAULT_SEED` (1 unless set; the server's runs take the next seed and half
-//! the operations).
+//! Seeded and bounded: `TABLES_FAULT_OPS` operations per rate (300 unless set, 600
+//! under `TABLES_THOROUGH=1`), `TABLES_FAULT_SEED` (1 unless set; the server's runs
+//! take the next seed).
 
 #![allow(clippy::unwrap_used)] // tests
 
@@ -481,7 +481,7 @@ async fn at_rate(test: &str, rate: f64) {
     let Some(url) = azurite::url_or_skip(test) else {
         return;
     };
-    let ops = env_number("TABLES_FAULT_OPS", 600);
+    let ops = u64::from(tables_tests::sizes::cases("TABLES_FAULT_OPS", 300, 600));
     let seed = env_number("TABLES_FAULT_SEED", 1);
     run(&url, rate, seed, ops).await;
 }
@@ -491,7 +491,7 @@ async fn at_rate(test: &str, rate: f64) {
 /// and half the operations, so these runs end while Azurite's still go (the test
 /// command's time is the sum of its test binaries').
 async fn on_the_server_at_rate(rate: f64) {
-    let ops = env_number("TABLES_FAULT_OPS", 600) / 2;
+    let ops = u64::from(tables_tests::sizes::cases("TABLES_FAULT_OPS", 300, 600));
     let seed = env_number("TABLES_FAULT_SEED", 1) + 1;
     run(&tables_tests::server::url(), rate, seed, ops).await;
 }

@@ -692,7 +692,8 @@ fn random_writes_with_random_failures_reconcile_exactly(backend: &Backend, cases
 
 #[test]
 fn mem_random_writes_with_random_failures_reconcile_exactly() {
-    random_writes_with_random_failures_reconcile_exactly(&Backend::Mem, 2000);
+    let cases = tables_tests::sizes::cases("TABLES_UPKEEP_CASES", 400, 2000);
+    random_writes_with_random_failures_reconcile_exactly(&Backend::Mem, cases);
 }
 
 /// Fewer cases than in memory: each case is some 40 requests to Azurite.
@@ -700,7 +701,8 @@ fn mem_random_writes_with_random_failures_reconcile_exactly() {
 fn azurite_random_writes_with_random_failures_reconcile_exactly() {
     let test = "typed_upkeep_faults::azurite_random_writes_with_random_failures_reconcile_exactly";
     if let Some(backend) = Backend::azurite(test) {
-        random_writes_with_random_failures_reconcile_exactly(&backend, 100);
+        let cases = tables_tests::sizes::cases("TABLES_UPKEEP_CASES", 400, 2000) / 16;
+        random_writes_with_random_failures_reconcile_exactly(&backend, cases);
     }
 }
 
@@ -708,7 +710,8 @@ fn azurite_random_writes_with_random_failures_reconcile_exactly() {
 /// as each request costs the server a fraction of what it costs Azurite.
 #[test]
 fn server_random_writes_with_random_failures_reconcile_exactly() {
-    random_writes_with_random_failures_reconcile_exactly(&Backend::server(), 150);
+    let cases = tables_tests::sizes::cases("TABLES_UPKEEP_CASES", 400, 2000) / 10;
+    random_writes_with_random_failures_reconcile_exactly(&Backend::server(), cases);
 }
 
 // ---- (c) concurrency ----

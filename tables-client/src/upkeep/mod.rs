@@ -33,6 +33,7 @@ mod commit;
 pub(crate) mod conflict;
 mod index_entities;
 mod intents;
+pub(crate) mod marks;
 pub(crate) mod moving;
 mod plan;
 mod rows;

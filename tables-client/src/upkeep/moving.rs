@@ -38,6 +38,7 @@ use tables_core::{
 };
 
 use super::conflict::ConflictLoop;
+use super::marks::refuse_marked;
 use super::{run, run_fenced, Item, Mode, Moving, Shape};
 use crate::table::{Table, Versioned};
 use crate::write::versioned;
@@ -92,40 +93,6 @@ impl MoveDoc {
     fn fence(&self) -> EntityKey {
         EntityKey::new(self.to_pk.clone(), self.fence_rk.clone())
     }
-}
-
-/// Refuses a write over `row` when a move has marked it: the row belongs to the
-/// move until it finishes.
-///
-/// # Errors
-///
-/// [`ErrorKind::PreconditionFailed`] naming the move and how it finishes.
-pub(crate) fn refuse_marked(row: &DynamicEntity) -> Result<()> {
-    let (property, what) = if row.contains(MOVING_TO_PROPERTY) {
-        (MOVING_TO_PROPERTY, "is being moved to another key")
-    } else if row.contains(MOVED_FROM_PROPERTY) {
-        (
-            MOVED_FROM_PROPERTY,
-            "is the new row of a move that is not finished",
-        )
-    } else {
-        return Ok(());
-    };
-    let mark = row
-        .get(property)
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    Err(Error::new(
-        ErrorKind::PreconditionFailed,
-        format!(
-            "the entity {} {what} ({property} {mark:?}): it can't be written until the move \
-             finishes; retry after it, or run reconcile() on the table it moves from to finish \
-             a move a crash interrupted",
-            row.key()
-        ),
-    )
-    .with_origin(Origin::Service)
-    .with_entity_key(row.key()))
 }
 
 fn move_row(key: &EntityKey, doc: &MoveDoc) -> Result<DynamicEntity> {

@@ -199,7 +199,7 @@ fn prepare_item(item: &Item, old: Option<DynamicEntity>) -> Result<(WriteOp, boo
     // A row a move has marked is the move's until it finishes.
     if item.moving.is_none() {
         if let Some(old) = &old {
-            super::moving::refuse_marked(old)?;
+            super::marks::refuse_marked(old)?;
         }
     }
     let row = || item.row.clone().unwrap_or_default();
