@@ -26,7 +26,7 @@
 #   TABLES_EXAMPLE_TIMEOUT   seconds each example may run (default 300).
 #   TABLES_TEST_TIMEOUT      seconds each cargo test step may run (default 1200):
 #                            a hung test fails the run, not hangs it.
-#   TABLES_TEST_JOBS         test binaries run at once (default 3).
+#   TABLES_TEST_JOBS         test binaries run at once (default 4).
 #   TABLES_THOROUGH          1: the fault and randomized tests run their thorough
 #                            case counts (tests/src/sizes.rs), not the CI-sized ones.
 
@@ -53,10 +53,16 @@ AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZ
 AZURITE_TIMEOUT="${TABLES_AZURITE_TIMEOUT:-60}"
 EXAMPLE_TIMEOUT="${TABLES_EXAMPLE_TIMEOUT:-300}"
 TEST_TIMEOUT="${TABLES_TEST_TIMEOUT:-1200}"
-TEST_JOBS="${TABLES_TEST_JOBS:-3}"
+TEST_JOBS="${TABLES_TEST_JOBS:-4}"
 # The test binaries that take longest, started first (the others follow in cargo's
 # order).
-SLOWEST_TESTS="typed_upkeep_faults,typed_transport_faults,ui,typed_bulk,typed_moves,typed_wide,typed_writes,typed_large,server_vs_azurite,tables_server,stream_memory"
+SLOWEST_TESTS="typed_upkeep_faults,typed_moves,ui,typed_bulk,typed_wide,typed_writes,typed_large,typed_repair,server_vs_azurite,tables_server,stream_memory"
+# The typed matrix binaries whose Azurite and server tests run as shards of their
+# own, beside the rest of the binary (each shard waits on one server process).
+SPLIT_TESTS="typed_upkeep_faults,typed_moves,typed_bulk,typed_wide,typed_writes,typed_repair"
+# The tests that time the servers' answers (a client timeout of one second, late
+# deliveries): they run last, alone, on servers no other test loads.
+ALONE_TESTS="typed_transport_faults"
 EXAMPLES_PACKAGE="tables-examples"
 
 case "${CI:-}" in
@@ -533,6 +539,7 @@ step "cargo test (all targets)" limited "$TEST_TIMEOUT" \
     env TABLES_SERVER_FUZZ_CASES="${TABLES_SERVER_FUZZ_CASES:-$FUZZ_CASES}" \
     python3 "$ROOT/scripts/run-test-binaries.py" --jobs "$TEST_JOBS" \
     --logs "$WORK_DIR/test-logs" --timeout "$TEST_TIMEOUT" --first "$SLOWEST_TESTS" \
+    --split "$SPLIT_TESTS" --alone "$ALONE_TESTS" \
     "$TEST_BUILD_JSON"
 step "cargo test (doc tests)" limited "$TEST_TIMEOUT" cargo test --workspace --doc
 

@@ -460,7 +460,7 @@ impl<T: tables_client::Entity + PartialEq + std::fmt::Debug + Send + Sync + 'sta
             self.to.clone().into_entity_key(),
         );
         let (mut failed, mut in_doubt, mut moved_anyway) = (0, 0, 0);
-        for n in 1..=steps {
+        for n in backend.crash_steps(steps) {
             for (how, armed) in faults(n) {
                 let fixture = backend.fresh();
                 let (engine, service) = (&fixture.engine, &fixture.service);

@@ -115,7 +115,7 @@ async fn crash_at_every_step(backend: &Backend, write: Write) {
     clean.drop_tables().await;
 
     let mut failed = 0;
-    for n in 1..=steps {
+    for n in backend.crash_steps(steps) {
         for fault in faults(n) {
             let fixture = backend.fresh();
             let (engine, service) = (&fixture.engine, &fixture.service);
@@ -432,7 +432,7 @@ async fn crash_during_a_repair_of_many_members(backend: Backend) {
     clean.drop_tables().await;
 
     let mut failed = 0;
-    for n in 1..=steps {
+    for n in backend.crash_steps(steps) {
         for fault in faults(n).map(|fault| fault.on(CallKind::Write)) {
             let fixture = backend.fresh();
             let (engine, service) = (&fixture.engine, &fixture.service);
@@ -701,7 +701,7 @@ fn mem_random_writes_with_random_failures_reconcile_exactly() {
 fn azurite_random_writes_with_random_failures_reconcile_exactly() {
     let test = "typed_upkeep_faults::azurite_random_writes_with_random_failures_reconcile_exactly";
     if let Some(backend) = Backend::azurite(test) {
-        let cases = tables_tests::sizes::cases("TABLES_UPKEEP_CASES", 400, 2000) / 16;
+        let cases = tables_tests::sizes::cases("TABLES_UPKEEP_AZURITE_CASES", 12, 100);
         random_writes_with_random_failures_reconcile_exactly(&backend, cases);
     }
 }
@@ -710,7 +710,7 @@ fn azurite_random_writes_with_random_failures_reconcile_exactly() {
 /// as each request costs the server a fraction of what it costs Azurite.
 #[test]
 fn server_random_writes_with_random_failures_reconcile_exactly() {
-    let cases = tables_tests::sizes::cases("TABLES_UPKEEP_CASES", 400, 2000) / 10;
+    let cases = tables_tests::sizes::cases("TABLES_UPKEEP_SERVER_CASES", 40, 150);
     random_writes_with_random_failures_reconcile_exactly(&Backend::server(), cases);
 }
 

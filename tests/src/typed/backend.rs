@@ -48,6 +48,29 @@ impl Backend {
         }
     }
 
+    /// The steps (engine calls, counted from 1) of an operation of `steps` calls
+    /// that a crash matrix fails at on this backend: every one, except on Azurite
+    /// outside `TABLES_THOROUGH=1` runs, where every test of the run waits on one
+    /// Azurite process: there the first, the middle and the last step; on
+    /// `tables-server` every other step and the last (the mem engines still fail
+    /// every step, so each step is proven; the remote backends prove the wire at a
+    /// sample).
+    pub fn crash_steps(&self, steps: u64) -> Vec<u64> {
+        match self {
+            Backend::Azurite(_) if !crate::sizes::thorough() => {
+                let mut sample = vec![1, steps.div_ceil(2), steps];
+                sample.dedup();
+                sample.retain(|n| *n >= 1);
+                sample
+            }
+            // tables-server: every other step and the last.
+            Backend::Server(_) if !crate::sizes::thorough() => (1..=steps)
+                .filter(|n| n % 2 == 1 || *n == steps)
+                .collect(),
+            _ => (1..=steps).collect(),
+        }
+    }
+
     /// The run's `tables-server` ([`crate::server::url`]): always there.
     pub fn server() -> Backend {
         Backend::Server(crate::server::url())
