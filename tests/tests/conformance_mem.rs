@@ -31,6 +31,28 @@ mod mem_page_size_1 {
     );
 }
 
+/// The mem engine's Cosmos DB for Table profile: results in an arbitrary order
+/// (each page, and across pages), its limits, case-sensitive table names.
+mod mem_cosmos {
+    use super::*;
+
+    tables_tests::conformance_suite!(
+        MemEngine::with_options(MemOptions::cosmos(42)),
+        Capabilities::cosmos()
+    );
+}
+
+/// The Cosmos profile with one entity per page: continuation in the arbitrary
+/// order.
+mod mem_cosmos_page_size_1 {
+    use super::*;
+
+    tables_tests::conformance_suite!(
+        MemEngine::with_options(MemOptions::cosmos(7).with_page_size(1)),
+        Capabilities::cosmos()
+    );
+}
+
 /// The prefix of the [`prefixed`] run's tables.
 const PREFIX: &str = "prefixed";
 

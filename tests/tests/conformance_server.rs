@@ -8,3 +8,12 @@ mod server {
         tables_tests::Capabilities::azure()
     );
 }
+
+/// The same on `tables-server --profile cosmos`, the remote engine told it plays
+/// Cosmos DB for Table: results in any order, its limits, case-sensitive names.
+mod server_cosmos {
+    tables_tests::conformance_suite!(
+        tables_tests::server::cosmos_engine(),
+        tables_tests::Capabilities::cosmos()
+    );
+}

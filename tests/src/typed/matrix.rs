@@ -41,6 +41,15 @@ pub mod __backend {
         Some(Backend::OneRowPages)
     }
 
+    /// [`Backend::MemCosmos`], its order seeded by the test's name: each test sees
+    /// another order, the same on every run.
+    pub fn mem_cosmos(test: &str) -> Option<Backend> {
+        let seed = test
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        Some(Backend::MemCosmos(seed))
+    }
+
     /// [`Backend::azurite`].
     pub fn azurite(test: &str) -> Option<Backend> {
         Backend::azurite(test)
@@ -50,6 +59,11 @@ pub mod __backend {
     pub fn server(_test: &str) -> Option<Backend> {
         Some(Backend::server())
     }
+
+    /// [`Backend::ServerCosmos`].
+    pub fn server_cosmos(_test: &str) -> Option<Backend> {
+        Some(Backend::ServerCosmos)
+    }
 }
 
 /// Expands to one test per scenario and engine configuration, in four modules:
@@ -57,11 +71,15 @@ pub mod __backend {
 /// - `mem`: the mem engine with its default paging ([`Backend::Mem`]);
 /// - `one_row_pages`: the mem engine returning one entity per page and ending pages
 ///   at partition boundaries ([`Backend::OneRowPages`]);
+/// - `mem_cosmos`: the mem engine's Cosmos DB for Table profile
+///   ([`Backend::MemCosmos`]): results in any order, Cosmos's limits;
 /// - `azurite`: the remote engine on the run's Azurite ([`Backend::Azurite`]), each
 ///   test in its own table namespace; without Azurite the test prints a loud
 ///   `SKIPPED` line and passes, except under `CI=true`, where it fails;
 /// - `server`: the remote engine on the run's `tables-server`
-///   ([`Backend::Server`]), each test in its own table namespace; never skipped.
+///   ([`Backend::Server`]), each test in its own table namespace; never skipped;
+/// - `server_cosmos`: the remote engine on the run's `tables-server --profile
+///   cosmos` ([`Backend::ServerCosmos`]); never skipped.
 ///
 /// So `cargo test` names each run `file::mem::scenario`,
 /// `file::one_row_pages::scenario`, `file::azurite::scenario`,
@@ -111,8 +129,10 @@ macro_rules! __typed_matrix {
     ($default:tt $scenarios:tt) => {
         $crate::__typed_engine!(mem $default $scenarios);
         $crate::__typed_engine!(one_row_pages $default $scenarios);
+        $crate::__typed_engine!(mem_cosmos $default $scenarios);
         $crate::__typed_engine!(azurite $default $scenarios);
         $crate::__typed_engine!(server $default $scenarios);
+        $crate::__typed_engine!(server_cosmos $default $scenarios);
     };
 }
 
