@@ -75,8 +75,11 @@ async fn sharded_events(example: Example) -> BoxResult<()> {
 
     // 2. The whole day, in time order, from all 8 partitions at once.
     let partitions = Event::shard_partitions("2026-11-25")?;
+    // (`order_in_client`: the merge needs each partition in key order; on Cosmos DB
+    // for Table that means ordering each on the client. Azure Storage orders them.)
     let day = events
         .query()
+        .order_in_client(1_000)
         .across_partitions(partitions.clone())
         .collect()
         .await?;
@@ -95,6 +98,7 @@ async fn sharded_events(example: Example) -> BoxResult<()> {
     let first = events
         .query()
         .row_range(Event::at_range(36_000_000..36_010_000)?)
+        .order_in_client(1_000)
         .across_partitions(partitions)
         .collect()
         .await?;

@@ -57,6 +57,10 @@ const TICKETS: &str = "Tickets";
 const COUNTERS: &str = "TicketCounters";
 /// The largest page a caller may ask for.
 const MAX_PAGE: u32 = 100;
+/// On an engine whose results come in any order (Cosmos DB for Table), the most
+/// rows a listing reads to order them on the client; a listing past it answers 400
+/// (narrow it). On Azure Storage the service orders them and this is never met.
+const MAX_ORDERED: usize = 10_000;
 
 /// A ticket: in its project's partition, found by id, by status, by assignee
 /// (newest first) and by its number.
@@ -400,6 +404,7 @@ async fn project_tickets(
             app.tickets
                 .query_index(Ticket::by_status_partition(&project)?)
                 .row_range(KeyRange::prefix(&format!("status_{status}_")))
+                .order_in_client(MAX_ORDERED)
                 .page_size(MAX_PAGE)
                 .page(token.as_ref())
                 .await?
@@ -408,6 +413,7 @@ async fn project_tickets(
             app.tickets
                 .query()
                 .partition(&project)
+                .order_in_client(MAX_ORDERED)
                 .page_size(MAX_PAGE)
                 .page(token.as_ref())
                 .await?
@@ -437,6 +443,7 @@ async fn assignee_tickets(
         .tickets
         .query_index(Ticket::by_assignee_partition(&assignee)?)
         .verified()
+        .order_in_client(MAX_ORDERED)
         .page_size(limit)
         .page(token.as_ref())
         .await?;

@@ -74,6 +74,7 @@ WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/tables-test.XXXXXX")" || exit 1
 AZURITE_PID=""
 AZURITE_LOG=""
 SERVER_PID=""
+COSMOS_SERVER_PID=""
 SERVER_LOG=""
 AZURITE_BLOB_PID=""
 AZURITE_BLOB_LOG=""
@@ -156,10 +157,12 @@ stop_azurite() {
     AZURITE_BLOB_PID=""
 }
 
-# Stops the run's tables-server.
+# Stops the run's tables-servers.
 stop_server() {
     stop_pid "$SERVER_PID"
     SERVER_PID=""
+    stop_pid "$COSMOS_SERVER_PID"
+    COSMOS_SERVER_PID=""
 }
 
 cleanup() {
@@ -370,14 +373,14 @@ build_server() {
 }
 
 # Starts the built tables-server on a free port (it prints the address it listens
-# on); sets SERVER_PID, SERVER_LOG and SERVER_PORT.
+# on), with any arguments given; sets SERVER_PID, SERVER_LOG and SERVER_PORT.
 start_server() {
     local attempt port deadline
     for attempt in 1 2 3 4 5; do
         port="$(free_port)" || return 1
-        SERVER_LOG="$WORK_DIR/tables-server-$attempt.log"
-        echo "starting tables-server on 127.0.0.1:$port (attempt $attempt, log $SERVER_LOG)"
-        "$SERVER_BIN" --host 127.0.0.1 --port "$port" --threads 2 >"$SERVER_LOG" 2>&1 </dev/null &
+        SERVER_LOG="$WORK_DIR/tables-server${2:+-$2}-$attempt.log"
+        echo "starting tables-server $* on 127.0.0.1:$port (attempt $attempt, log $SERVER_LOG)"
+        "$SERVER_BIN" --host 127.0.0.1 --port "$port" --threads 2 "$@" >"$SERVER_LOG" 2>&1 </dev/null &
         SERVER_PID=$!
         deadline=$((SECONDS + 30))
         while kill -0 "$SERVER_PID" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
@@ -445,9 +448,10 @@ build_examples() {
     EXAMPLES_DIR="$target_dir/debug/examples"
 }
 
-# run_example <name> <mem|azurite|server>: the built example on the in-memory engine,
-# on the run's Azurite, or on the run's tables-server (with Azurite's blob service
-# beside it when it runs); the examples read TABLES_CONNECTION_STRING.
+# run_example <name> <mem|azurite|server|cosmos>: the built example on the in-memory
+# engine, on the run's Azurite, on the run's tables-server, or on its tables-server
+# --profile cosmos (with Azurite's blob service beside them when it runs); the
+# examples read TABLES_CONNECTION_STRING and TABLES_SERVICE.
 run_example() {
     (
         case "$2" in
@@ -459,6 +463,12 @@ run_example() {
                     TABLES_CONNECTION_STRING="$TABLES_CONNECTION_STRING;BlobEndpoint=$TABLES_TEST_AZURITE_BLOB_URL"
                 fi
                 export TABLES_CONNECTION_STRING
+                ;;
+            cosmos)
+                # The server playing Cosmos DB for Table; the examples tell the
+                # remote engine so (TABLES_SERVICE), as a local address can't.
+                export TABLES_SERVICE=cosmos
+                export TABLES_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$AZURITE_ACCOUNT;AccountKey=$AZURITE_KEY;TableEndpoint=$TABLES_TEST_SERVER_COSMOS_URL${TABLES_TEST_AZURITE_BLOB_URL:+;BlobEndpoint=$TABLES_TEST_AZURITE_BLOB_URL}"
                 ;;
             *)
                 echo "run_example: no engine $2" >&2
@@ -505,7 +515,7 @@ else
 fi
 
 # tables-server: build, start.
-unset TABLES_TEST_SERVER_URL
+unset TABLES_TEST_SERVER_URL TABLES_TEST_SERVER_COSMOS_URL
 SERVER_BIN=""
 say "build and start tables-server"
 step "build tables-server" build_server
@@ -518,6 +528,19 @@ if [ -n "$SERVER_BIN" ]; then
     else
         record FAIL "start tables-server" "$((SECONDS - start))"
     fi
+    # The same server playing Cosmos DB for Table: the conformance suite and the
+    # typed matrix run on it as one more backend.
+    main_pid="$SERVER_PID"
+    start=$SECONDS
+    if start_server --profile cosmos --order-seed 17; then
+        record PASS "start tables-server --profile cosmos" "$((SECONDS - start))"
+        COSMOS_SERVER_PID="$SERVER_PID"
+        export TABLES_TEST_SERVER_COSMOS_URL="http://127.0.0.1:$SERVER_PORT/$AZURITE_ACCOUNT"
+        echo "TABLES_TEST_SERVER_COSMOS_URL=$TABLES_TEST_SERVER_COSMOS_URL"
+    else
+        record FAIL "start tables-server --profile cosmos" "$((SECONDS - start))"
+    fi
+    SERVER_PID="$main_pid"
 fi
 
 step "install the JS SDK" install_js_sdk
@@ -563,6 +586,13 @@ elif examples="$(list_examples)" && [ -n "$examples" ]; then
             record SKIP "example $example (server): no blob service" 0
         else
             step "example $example (server)" run_example "$example" server
+        fi
+        if [ -z "${TABLES_TEST_SERVER_COSMOS_URL:-}" ]; then
+            record FAIL "example $example (server, Cosmos profile): no server" 0
+        elif [ "$example" = employee_photo ] && [ -z "${TABLES_TEST_AZURITE_BLOB_URL:-}" ]; then
+            record SKIP "example $example (server, Cosmos profile): no blob service" 0
+        else
+            step "example $example (server, Cosmos profile)" run_example "$example" cosmos
         fi
     done <<<"$examples"
 else

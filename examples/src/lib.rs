@@ -30,13 +30,23 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tables_client::blob::BlobStore;
-use tables_client::mem::{FaultInjector, Faults, MemEngine};
+use tables_client::mem::{FaultInjector, Faults, MemEngine, MemOptions};
 use tables_client::remote::{ConnectionString, RemoteEngine};
 use tables_client::{DynamicEntity, Engine, ErrorKind, PrefixedEngine, TableServiceClient, Value};
 
 /// The environment variable that points the examples at a remote endpoint (an
 /// Azure Storage or Azurite connection string).
 pub const CONNECTION_STRING_VAR: &str = "TABLES_CONNECTION_STRING";
+
+/// The environment variable that says which service the endpoint plays, when its
+/// host doesn't: `cosmos` for Azure Cosmos DB for Table (`tables-server --profile
+/// cosmos`; on the in-memory engine, its Cosmos profile). Unset: the host decides.
+pub const SERVICE_VAR: &str = "TABLES_SERVICE";
+
+/// The service [`SERVICE_VAR`] names, if it names Cosmos DB for Table.
+fn cosmos_asked() -> bool {
+    std::env::var(SERVICE_VAR).is_ok_and(|v| v.trim().eq_ignore_ascii_case("cosmos"))
+}
 
 /// What an example's `main` returns: any error ends the program with a non-zero
 /// exit status and its message.
@@ -91,12 +101,20 @@ impl EngineChoice {
     /// One line for the user saying which engine runs (never a secret).
     pub fn describe(&self) -> String {
         match self {
+            EngineChoice::Mem if cosmos_asked() => String::from(
+                "Engine: in-memory, playing Cosmos DB for Table (TABLES_SERVICE=cosmos).",
+            ),
             EngineChoice::Mem => String::from(
                 "Engine: in-memory (set TABLES_CONNECTION_STRING to run on a remote endpoint).",
             ),
             EngineChoice::Remote(connection) => format!(
-                "Engine: remote, {} (from TABLES_CONNECTION_STRING).",
-                connection.endpoint()
+                "Engine: remote, {} (from TABLES_CONNECTION_STRING){}.",
+                connection.endpoint(),
+                if cosmos_asked() {
+                    ", Cosmos DB for Table (TABLES_SERVICE=cosmos)"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -110,11 +128,19 @@ impl EngineChoice {
     pub fn open(&self) -> tables_client::Result<Opened> {
         match self {
             EngineChoice::Mem => Ok(Opened {
-                engine: Arc::new(MemEngine::new()),
+                engine: Arc::new(if cosmos_asked() {
+                    MemEngine::with_options(MemOptions::cosmos(std::process::id().into()))
+                } else {
+                    MemEngine::new()
+                }),
                 scratch: None,
             }),
             EngineChoice::Remote(connection) => {
-                let remote = RemoteEngine::builder_from(connection).build()?;
+                let mut builder = RemoteEngine::builder_from(connection);
+                if cosmos_asked() {
+                    builder = builder.service(tables_client::ServiceKind::CosmosTable);
+                }
+                let remote = builder.build()?;
                 let scratch = Arc::new(PrefixedEngine::unique(remote));
                 Ok(Opened {
                     engine: Arc::clone(&scratch) as Arc<dyn Engine>,

@@ -372,10 +372,11 @@ impl<T: Row> BulkWriter<T> {
             groups[at].1.push(planned);
         }
         let reserve = self.reserved_deletes();
+        let max_bytes = chunk_bytes(self.service.engine().capabilities().max_batch_bytes);
         let mut chunks = Vec::new();
         for (partition_key, items) in groups {
             check_rows_once(&items)?;
-            chunks.extend(cut(partition_key, items, reserve));
+            chunks.extend(cut(partition_key, items, reserve, max_bytes));
         }
         for chunk in &chunks {
             let batch = self.planned_batch(chunk);
@@ -498,7 +499,23 @@ fn check_rows_once(items: &[Planned]) -> Result<()> {
 /// Cuts one partition's items into chunks of at most 100 operations and 4 MiB,
 /// counting `reserve` extra operations per item. An item that doesn't fit a chunk
 /// on its own gets a chunk to itself (and fails validation there).
-fn cut(partition_key: String, items: Vec<Planned>, reserve: usize) -> Vec<Chunk> {
+///
+/// `max_bytes` counts as [`entity_size`] does (the service's accounting of a stored
+/// entity). Where the service limits the batch's *encoded* body more tightly than
+/// Azure Storage's 4 MiB (Cosmos DB for Table: 2 MB), [`chunk_bytes`] leaves room
+/// for the encoding (binary values grow by a third in base64).
+/// The most [`entity_size`] bytes a chunk holds for a service whose batches hold at
+/// most `service_limit` encoded bytes: Azure Storage's limit counts stored size, so
+/// it is the limit itself; a tighter limit of the encoded body gets two thirds.
+fn chunk_bytes(service_limit: usize) -> usize {
+    if service_limit >= MAX_BATCH_BYTES {
+        MAX_BATCH_BYTES
+    } else {
+        service_limit / 3 * 2
+    }
+}
+
+fn cut(partition_key: String, items: Vec<Planned>, reserve: usize, max_bytes: usize) -> Vec<Chunk> {
     let mut chunks = Vec::new();
     let mut current: Vec<Planned> = Vec::new();
     let (mut ops, mut bytes) = (0usize, 0usize);
@@ -519,7 +536,7 @@ fn cut(partition_key: String, items: Vec<Planned>, reserve: usize) -> Vec<Chunk>
         );
         if !current.is_empty()
             && (ops + item_ops + blob_intent.max(item_intent) > MAX_BATCH_OPERATIONS
-                || bytes + item_bytes > MAX_BATCH_BYTES)
+                || bytes + item_bytes > max_bytes)
         {
             chunks.push(Chunk {
                 partition_key: partition_key.clone(),

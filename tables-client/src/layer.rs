@@ -138,6 +138,10 @@ macro_rules! row_layer_engine {
         impl ::tables_core::Engine for $layer {
             $($writes)*
 
+        fn capabilities(&self) -> ::tables_core::EngineCapabilities {
+            self.inner().capabilities()
+        }
+
         async fn create_table(&self, table: &str) -> ::tables_core::Result<()> {
             self.inner().create_table(table).await
         }

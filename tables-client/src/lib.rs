@@ -11,6 +11,7 @@
 #![doc = include_str!("manual/10-remote-endpoints.md")]
 #![doc = include_str!("manual/11-errors.md")]
 #![doc = include_str!("manual/12-guide-patterns.md")]
+#![doc = include_str!("manual/13-cosmos.md")]
 
 // `Table`'s methods are spread over these modules; rustdoc lists them in the order
 // the modules are declared, so this is a reader's order: the handle, writes and
@@ -55,11 +56,12 @@ pub use service::{ClientOptions, TableServiceClient};
 pub use table::{Table, Versioned};
 pub use tables_core::{
     col, validate_batch, validate_select, AuthHint, CmpOp, Column, Contains, ContinuationToken,
-    DateTime, DynamicEntity, ETag, EdmType, Engine, Entity, EntityKey, EntityUnion, Error,
-    ErrorKind, Filter, FilterFor, IfMatch, IndexKey, Key, KeyOf, KeyRange, LayerReconcileReport,
-    ListTablesOptions, Origin, Page, PendingUpkeep, Property, QueryPlan, QuerySpec, Result, Row,
-    TablePage, TruncateToTicks, TypedColumn, TypedFilter, UniqueViolation, Value, WriteMode,
-    WriteOp, WriteOutcome, MAX_BATCH_BYTES, MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
+    DateTime, DynamicEntity, ETag, EdmType, Engine, EngineCapabilities, Entity, EntityKey,
+    EntityUnion, Error, ErrorKind, Filter, FilterFor, IfMatch, IndexKey, Key, KeyOf, KeyRange,
+    LayerReconcileReport, ListTablesOptions, Origin, Page, PendingUpkeep, Property, QueryPlan,
+    QuerySpec, Result, Row, ServiceKind, TablePage, TruncateToTicks, TypedColumn, TypedFilter,
+    UniqueViolation, Value, WriteMode, WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+    MAX_BATCH_OPERATIONS, MAX_PAGE_SIZE,
 };
 pub use tables_core::{error_code, filter, key, size};
 

@@ -164,6 +164,10 @@ impl<E: Engine> PrefixedEngine<E> {
 
 #[async_trait]
 impl<E: Engine> Engine for PrefixedEngine<E> {
+    fn capabilities(&self) -> tables_core::EngineCapabilities {
+        self.inner.capabilities()
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         self.inner.create_table(&self.inner_name(table)?).await
     }

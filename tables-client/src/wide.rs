@@ -388,13 +388,15 @@ impl WideEngine {
         select: Option<&[String]>,
     ) -> Result<Vec<DynamicEntity>> {
         let mut out = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
+        for row in &rows {
             if part_number(row).is_some() {
                 continue;
             }
             let mut entity = match part_count(row) {
                 Some(n) if n >= 1 => {
-                    let parts: Vec<DynamicEntity> = rows[i + 1..]
+                    // The whole page: on an engine whose results come in any order
+                    // (Cosmos DB for Table) a part may come before its base row.
+                    let parts: Vec<DynamicEntity> = rows
                         .iter()
                         .filter(|r| {
                             r.partition_key == row.partition_key
@@ -455,6 +457,10 @@ impl WideEngine {
 
 #[async_trait]
 impl Engine for WideEngine {
+    fn capabilities(&self) -> tables_core::EngineCapabilities {
+        self.inner.capabilities()
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         self.inner.create_table(table).await
     }

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 
+use crate::capabilities::EngineCapabilities;
 use crate::entity::{DynamicEntity, EntityKey};
 use crate::error::Result;
 use crate::query::{ContinuationToken, ListTablesOptions, Page, QuerySpec, TablePage};
@@ -25,9 +26,18 @@ use crate::write::{WriteOp, WriteOutcome};
 ///   ([`crate::Error::table`]); only a batch's errors carry a batch index;
 /// - a continuation token the engine can't use fails with
 ///   [`crate::ErrorKind::InvalidContinuationToken`], whatever is wrong with it;
-/// - table names compare case-insensitively and keep the case they were created with.
+/// - table names compare case-insensitively and keep the case they were created with
+///   (case-sensitively where [`Engine::capabilities`] says so);
+/// - query results come in key order, unless [`Engine::capabilities`] says they
+///   don't ([`EngineCapabilities::ordered_results`]).
 #[async_trait]
 pub trait Engine: Send + Sync + std::fmt::Debug {
+    /// What this engine guarantees and accepts: key order of results, key and batch
+    /// limits, table-name case, the service features it offers. Required, so no
+    /// engine claims Azure Storage's promises by omission: a storage engine states
+    /// the service it is or plays, a wrapper reports its inner engine's.
+    fn capabilities(&self) -> EngineCapabilities;
+
     /// Creates a table.
     ///
     /// # Errors
@@ -64,7 +74,8 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
         select: Option<&[String]>,
     ) -> Result<Option<DynamicEntity>>;
 
-    /// Runs one page of a query. Entities come in PartitionKey, then RowKey order.
+    /// Runs one page of a query. Entities come in PartitionKey, then RowKey order
+    /// (in any order on an engine without [`EngineCapabilities::ordered_results`]).
     /// A page may hold fewer entities than `$top` (even none) and still carry a
     /// continuation token: callers loop until the token is `None`.
     ///
@@ -149,6 +160,10 @@ macro_rules! forward_engine {
     ($($pointer:ident)::+) => {
         #[async_trait]
         impl<E: Engine + ?Sized> Engine for $($pointer)::+<E> {
+            fn capabilities(&self) -> EngineCapabilities {
+                (**self).capabilities()
+            }
+
             async fn create_table(&self, table: &str) -> Result<()> {
                 (**self).create_table(table).await
             }

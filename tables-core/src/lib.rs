@@ -9,6 +9,7 @@
 
 pub mod auth;
 pub mod blob;
+mod capabilities;
 mod convert;
 mod datetime;
 mod engine;
@@ -29,6 +30,10 @@ pub mod wide;
 mod write;
 
 pub use blob::{BlobCondition, BlobData, BlobPage, BlobProperties, BlobStore, ListBlobsOptions};
+pub use capabilities::{
+    EngineCapabilities, ServiceKind, COSMOS_MAX_BATCH_BYTES, COSMOS_MAX_PAGE_SIZE,
+    COSMOS_MAX_ROW_KEY_BYTES,
+};
 pub use datetime::DateTime;
 pub use engine::{Engine, LayerReconcileReport};
 pub use entity::{DynamicEntity, ETag, EntityKey};

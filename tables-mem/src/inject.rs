@@ -68,6 +68,10 @@ impl<E> FaultInjector<E> {
 
 #[async_trait]
 impl<E: Engine> Engine for FaultInjector<E> {
+    fn capabilities(&self) -> tables_core::EngineCapabilities {
+        self.inner.capabilities()
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         let ticket = self.faults.enter(CallKind::CreateTable).await?;
         ticket.finish(self.inner.create_table(table).await)

@@ -92,8 +92,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tables_core::{
-    ContinuationToken, DynamicEntity, Engine, EntityKey, ListTablesOptions, Page, QuerySpec,
-    Result, TablePage, WriteOp, WriteOutcome, MAX_PAGE_SIZE,
+    ContinuationToken, DynamicEntity, Engine, EngineCapabilities, EntityKey, ListTablesOptions,
+    Page, QuerySpec, Result, ServiceKind, TablePage, WriteOp, WriteOutcome, MAX_PAGE_SIZE,
 };
 
 pub use blob::MemBlobStore;
@@ -128,6 +128,17 @@ pub struct MemOptions {
     /// may when a query crosses a partition-server boundary. Such pages can be
     /// short, even empty, and still carry a continuation token. Default `false`.
     pub break_at_partition_boundaries: bool,
+    /// The service the engine plays, with its rules: Azure Storage's Table service
+    /// (the default) or Azure Cosmos DB for Table ([`MemOptions::cosmos`]).
+    pub service: ServiceKind,
+    /// On Cosmos DB for Table: the seed of the order results come in. Each seed
+    /// gives another arbitrary order, within a page and across pages; a
+    /// continuation still resumes exactly (no row lost or repeated).
+    pub order_seed: u64,
+    /// Requests per second the engine serves before it answers `429 Too Many
+    /// Requests` (Cosmos DB's request units, counted as one per call); `None`
+    /// (the default): no budget.
+    pub requests_per_second: Option<u32>,
 }
 
 impl Default for MemOptions {
@@ -135,6 +146,9 @@ impl Default for MemOptions {
         MemOptions {
             page_size: MAX_PAGE_SIZE,
             break_at_partition_boundaries: false,
+            service: ServiceKind::AzureStorage,
+            order_seed: 0,
+            requests_per_second: None,
         }
     }
 }
@@ -150,6 +164,39 @@ impl MemOptions {
     pub fn with_break_at_partition_boundaries(mut self, breaks: bool) -> MemOptions {
         self.break_at_partition_boundaries = breaks;
         self
+    }
+
+    /// The Cosmos DB for Table profile: results in an arbitrary order that `seed`
+    /// chooses, RowKeys of at most 255 bytes, batches of at most 2 MB,
+    /// case-sensitive table names, and filters on `Timestamp` that match nothing,
+    /// as its FAQ and query guide describe the service. What a test of a Cosmos
+    /// application runs on without an account.
+    ///
+    /// ```
+    /// use tables_core::{Engine, ServiceKind};
+    /// use tables_mem::{MemEngine, MemOptions};
+    ///
+    /// let engine = MemEngine::with_options(MemOptions::cosmos(7));
+    /// assert_eq!(engine.capabilities().service, ServiceKind::CosmosTable);
+    /// assert!(!engine.capabilities().ordered_results);
+    /// ```
+    pub fn cosmos(seed: u64) -> MemOptions {
+        MemOptions {
+            service: ServiceKind::CosmosTable,
+            order_seed: seed,
+            ..MemOptions::default()
+        }
+    }
+
+    /// Sets [`requests_per_second`](MemOptions::requests_per_second).
+    pub fn with_requests_per_second(mut self, budget: Option<u32>) -> MemOptions {
+        self.requests_per_second = budget;
+        self
+    }
+
+    /// What an engine with these options guarantees.
+    pub fn capabilities(&self) -> EngineCapabilities {
+        EngineCapabilities::of(self.service)
     }
 }
 
@@ -284,17 +331,24 @@ impl MemEngine {
 
 #[async_trait]
 impl Engine for MemEngine {
+    fn capabilities(&self) -> EngineCapabilities {
+        self.store.capabilities
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::CreateTable).await?;
         ticket.finish(self.store.create_table(table))
     }
 
     async fn delete_table(&self, table: &str) -> Result<()> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::DeleteTable).await?;
         ticket.finish(self.store.delete_table(table))
     }
 
     async fn list_tables(&self, options: &ListTablesOptions) -> Result<TablePage> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::ListTables).await?;
         ticket.finish(self.store.list_tables(options))
     }
@@ -305,6 +359,7 @@ impl Engine for MemEngine {
         key: &EntityKey,
         select: Option<&[String]>,
     ) -> Result<Option<DynamicEntity>> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::GetEntity).await?;
         ticket.finish(self.store.get_entity(table, key, select))
     }
@@ -315,16 +370,19 @@ impl Engine for MemEngine {
         spec: &QuerySpec,
         continuation: Option<&ContinuationToken>,
     ) -> Result<Page<DynamicEntity>> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::Query).await?;
         ticket.finish(self.store.query(table, spec, continuation))
     }
 
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::Write).await?;
         ticket.finish(self.store.write(table, op))
     }
 
     async fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        self.store.admit()?;
         let ticket = self.store.faults.enter(CallKind::Batch).await?;
         ticket.finish(self.store.submit_batch(table, ops))
     }

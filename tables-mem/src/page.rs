@@ -14,7 +14,9 @@
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use tables_core::{ContinuationToken, DynamicEntity, Page, QueryPlan, QuerySpec};
+use tables_core::{
+    ContinuationToken, DynamicEntity, Error, ErrorKind, Origin, Page, QueryPlan, QuerySpec, Result,
+};
 
 use tables_core::key::cmp_ordinal;
 
@@ -155,4 +157,129 @@ pub(crate) fn query_page(
         items,
         continuation: None,
     }
+}
+
+/// Runs one page of a validated query in the Cosmos DB for Table profile's order:
+/// an arbitrary order, the same for every page of one query and another for each
+/// `seed`. The rows are ordered by a hash of their keys and the seed, so a page
+/// holds rows from anywhere in the query's region and the next page resumes
+/// exactly after the last row returned (by the hash and the keys). The
+/// continuation carries the hash and the keys (`NextRowKey` is `NA`, as Cosmos DB
+/// sends it).
+///
+/// Each page visits the whole region of the query: fine for a test engine, and it
+/// keeps the tokens exact while rows are written between pages.
+pub(crate) fn query_page_unordered(
+    rows: &Rows,
+    spec: &QuerySpec,
+    plan: &QueryPlan,
+    continuation: Option<&ContinuationToken>,
+    rules: PageRules,
+    seed: u64,
+) -> Result<Page<DynamicEntity>> {
+    let resume = continuation.map(unordered_position).transpose()?;
+    let lower = match plan_start(plan) {
+        Some(start) => Bound::Included(RowId::new(start.key.0, start.key.1)),
+        None => Bound::Unbounded,
+    };
+    let mut matching: Vec<(u64, &DynamicEntity)> = rows
+        .range((lower, Bound::Unbounded))
+        .map(|(_, entity)| entity)
+        .take_while(|entity| plan.contains(&entity.partition_key, &entity.row_key))
+        .filter(|entity| spec.filter.as_ref().map_or(true, |f| f.matches(entity)))
+        .map(|entity| {
+            (
+                order_hash(seed, &entity.partition_key, &entity.row_key),
+                entity,
+            )
+        })
+        .filter(|(hash, entity)| {
+            resume.as_ref().map_or(true, |(h, pk, rk)| {
+                (
+                    *hash,
+                    entity.partition_key.as_str(),
+                    entity.row_key.as_str(),
+                )
+                    .cmp(&(*h, pk.as_str(), rk.as_str()))
+                    .is_ge()
+            })
+        })
+        .collect();
+    matching.sort_unstable_by(|(ha, a), (hb, b)| {
+        ha.cmp(hb).then_with(|| {
+            cmp_key(
+                (&a.partition_key, &a.row_key),
+                (&b.partition_key, &b.row_key),
+            )
+        })
+    });
+    let select = spec.select.as_deref();
+    let continuation = matching.get(rules.limit).map(|(hash, entity)| {
+        ContinuationToken::new(
+            format!(
+                "{hash:016x}{}:{}{}",
+                entity.partition_key.len(),
+                entity.partition_key,
+                entity.row_key
+            ),
+            Some(UNORDERED_ROW_KEY.to_owned()),
+        )
+    });
+    let items = matching
+        .iter()
+        .take(rules.limit)
+        .map(|(_, entity)| project(entity, select))
+        .collect();
+    Ok(Page {
+        items,
+        continuation,
+    })
+}
+
+/// The `NextRowKey` of the Cosmos profile's tokens: the service sends `NA`.
+const UNORDERED_ROW_KEY: &str = "NA";
+
+/// A row's place in the Cosmos profile's order (FNV-1a of the seed and the keys).
+fn order_hash(seed: u64, partition_key: &str, row_key: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for byte in partition_key
+        .bytes()
+        .chain(std::iter::once(0xff))
+        .chain(row_key.bytes())
+    {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The position an unordered token resumes at: the hash and the keys of the row
+/// the next page starts with.
+fn unordered_position(token: &ContinuationToken) -> Result<(u64, String, String)> {
+    let malformed = || {
+        Error::new(
+            ErrorKind::InvalidContinuationToken,
+            format!(
+                "continuation token {token} was not made by this engine's Cosmos DB profile; pass \
+                 the token of a previous page of the same query, or start again from the first page"
+            ),
+        )
+        .with_origin(Origin::Service)
+    };
+    if token.next_row_key() != Some(UNORDERED_ROW_KEY) {
+        return Err(malformed());
+    }
+    let text = token.next_partition_key();
+    let hash = text
+        .get(..16)
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .ok_or_else(malformed)?;
+    let rest = &text[16..];
+    let (length, keys) = rest.split_once(':').ok_or_else(malformed)?;
+    let length: usize = length.parse().map_err(|_| malformed())?;
+    if length > keys.len() || !keys.is_char_boundary(length) {
+        return Err(malformed());
+    }
+    let (partition_key, row_key) = keys.split_at(length);
+    Ok((hash, partition_key.to_owned(), row_key.to_owned()))
 }

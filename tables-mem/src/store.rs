@@ -7,22 +7,23 @@
 //! Readers of a table run in parallel; writers of different tables too.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::Instant;
 
 use tables_core::filter::UncheckedFilter;
 use tables_core::key::{
     cmp_ordinal, validate_entity_key, validate_partition_key, validate_row_key, validate_table_name,
 };
 use tables_core::{
-    validate_batch, validate_select, ContinuationToken, DynamicEntity, EntityKey, Error, ErrorKind,
-    Filter, ListTablesOptions, Origin, Page, QueryPlan, QuerySpec, Result, TablePage, WriteOp,
-    WriteOutcome, MAX_PAGE_SIZE,
+    validate_batch, validate_select, ContinuationToken, DynamicEntity, EngineCapabilities,
+    EntityKey, Error, ErrorKind, Filter, ListTablesOptions, Origin, Page, QueryPlan, QuerySpec,
+    Result, TablePage, WriteOp, WriteOutcome, MAX_PAGE_SIZE,
 };
 
 use crate::changes::{Change, ChangeSink, RowChange};
 use crate::clock::Clock;
 use crate::faults::Faults;
-use crate::page::{query_page, PageRules};
+use crate::page::{query_page, query_page_unordered, PageRules};
 use crate::table::{self, lookup, project, Journal, Table};
 use crate::MemOptions;
 
@@ -40,6 +41,11 @@ pub(crate) struct Store {
     sink: OnceLock<Arc<dyn ChangeSink>>,
     pub(crate) faults: Faults,
     pub(crate) options: MemOptions,
+    /// What the options make the engine guarantee.
+    pub(crate) capabilities: EngineCapabilities,
+    /// The request-rate budget, when the options set one: the tokens left and when
+    /// they were counted.
+    budget: Mutex<Option<(f64, Instant)>>,
 }
 
 /// The engine's answer for a table it does not have: the service's `404
@@ -69,16 +75,64 @@ fn fold<'b>(name: &str, buf: &'b mut [u8; MAX_TABLE_NAME]) -> Option<&'b str> {
 impl Store {
     pub(crate) fn new(options: MemOptions) -> Store {
         Store {
+            capabilities: options.capabilities(),
             options,
             ..Store::default()
         }
     }
 
-    /// Runs `f` on the table called `name` (any case), holding the catalog's read lock.
+    /// Spends one request of the request-rate budget, if there is one.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Throttled`] (`429 TooManyRequests`) when the budget is spent,
+    /// saying when the next request fits.
+    pub(crate) fn admit(&self) -> Result<()> {
+        let Some(rate) = self.options.requests_per_second else {
+            return Ok(());
+        };
+        let rate = f64::from(rate.max(1));
+        let mut budget = self.budget.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let (tokens, since) = budget.get_or_insert((rate, now));
+        *tokens = (*tokens + now.duration_since(*since).as_secs_f64() * rate).min(rate);
+        *since = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            return Ok(());
+        }
+        let wait_ms = ((1.0 - *tokens) / rate * 1000.0).ceil().max(1.0);
+        Err(Error::new(
+            ErrorKind::Throttled,
+            format!(
+                "the request rate is above the budget of {rate} requests per second; retry after \
+                 {wait_ms} ms"
+            ),
+        )
+        .with_status(429)
+        .with_service_code(tables_core::error_code::TOO_MANY_REQUESTS)
+        .with_retry_after(std::time::Duration::from_secs_f64(wait_ms / 1000.0))
+        .with_origin(Origin::Service))
+    }
+
+    /// The catalog key of a table name: the name itself where names are
+    /// case-sensitive (Cosmos DB for Table), else its lower case; `None` for a name
+    /// no table can have.
+    fn catalog_key<'b>(&self, name: &'b str, buf: &'b mut [u8; MAX_TABLE_NAME]) -> Option<&'b str> {
+        if self.capabilities.case_sensitive_table_names {
+            Some(name)
+        } else {
+            fold(name, buf)
+        }
+    }
+
+    /// Runs `f` on the table called `name` (any case, unless names are
+    /// case-sensitive), holding the catalog's read lock.
     fn with_table<R>(&self, name: &str, f: impl FnOnce(&Table) -> Result<R>) -> Result<R> {
         let tables = self.tables.read().unwrap_or_else(PoisonError::into_inner);
         let mut buf = [0; MAX_TABLE_NAME];
-        let table = fold(name, &mut buf)
+        let table = self
+            .catalog_key(name, &mut buf)
             .and_then(|key| tables.get(key))
             .ok_or_else(|| table_not_found(name))?;
         f(table)
@@ -87,13 +141,22 @@ impl Store {
     pub(crate) fn create_table(&self, name: &str) -> Result<()> {
         validate_table_name(name)?;
         let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
-        let key = name.to_ascii_lowercase();
+        let key = if self.capabilities.case_sensitive_table_names {
+            name.to_owned()
+        } else {
+            name.to_ascii_lowercase()
+        };
         if let Some(existing) = tables.get(&key) {
             return Err(Error::new(
                 ErrorKind::TableAlreadyExists,
                 format!(
-                    "table {name:?} already exists (as {:?}; table names compare case-insensitively)",
-                    existing.name
+                    "table {name:?} already exists (as {:?}; table names compare {})",
+                    existing.name,
+                    if self.capabilities.case_sensitive_table_names {
+                        "case-sensitively"
+                    } else {
+                        "case-insensitively"
+                    }
                 ),
             )
             .with_table(name)
@@ -109,7 +172,8 @@ impl Store {
     pub(crate) fn delete_table(&self, name: &str) -> Result<()> {
         let mut tables = self.tables.write().unwrap_or_else(PoisonError::into_inner);
         let mut buf = [0; MAX_TABLE_NAME];
-        match fold(name, &mut buf).and_then(|key| tables.remove(key)) {
+        let key = self.catalog_key(name, &mut buf).map(str::to_owned);
+        match key.and_then(|key| tables.remove(&key)) {
             Some(removed) => {
                 if let Some(sink) = self.sink.get() {
                     sink.record(Change::TableDeleted(&removed.name));
@@ -182,8 +246,26 @@ impl Store {
         if let Some(raw) = spec.filter.as_ref().and_then(Filter::unparsed_part) {
             return Err(unevaluable(raw));
         }
-        let resume = continuation.map(resume_key).transpose()?;
+        let resume = match continuation {
+            Some(token) if self.capabilities.ordered_results => Some(resume_key(token)?),
+            _ => None,
+        };
         let plan = QueryPlan::of(spec.filter.as_ref());
+        if !self.capabilities.timestamp_filters
+            && spec
+                .filter
+                .as_ref()
+                .is_some_and(|f| f.mentions("Timestamp"))
+        {
+            // Cosmos DB for Table: a filter on Timestamp matches nothing (the query
+            // guide: such queries "don't return any data").
+            return self.with_table(table, |_| {
+                Ok(Page {
+                    items: Vec::new(),
+                    continuation: None,
+                })
+            });
+        }
         let rules = PageRules {
             limit: spec
                 .top
@@ -192,6 +274,12 @@ impl Store {
                 .max(1) as usize,
             break_at_partitions: self.options.break_at_partition_boundaries,
         };
+        if !self.capabilities.ordered_results {
+            let seed = self.options.order_seed;
+            return self.with_table(table, |table| {
+                query_page_unordered(&table.read(), spec, &plan, continuation, rules, seed)
+            });
+        }
         self.with_table(table, |table| {
             Ok(query_page(&table.read(), spec, &plan, resume, rules))
         })
@@ -200,6 +288,7 @@ impl Store {
     pub(crate) fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
         tables_core::sealed::refuse_sealed(op.entity())?;
         op.validate()?;
+        self.check_service_limits(std::slice::from_ref(op))?;
         self.with_table(table, |table| {
             table::write(
                 &mut table.write(),
@@ -213,6 +302,19 @@ impl Store {
     pub(crate) fn submit_batch(&self, table: &str, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         tables_core::sealed::refuse_sealed(ops.iter().filter_map(WriteOp::entity))?;
         validate_batch(ops)?;
+        self.check_service_limits(ops)?;
+        if self.capabilities.max_batch_bytes < tables_core::MAX_BATCH_BYTES {
+            let encoded = tables_core::odata::batch::encode_batch(
+                "http://127.0.0.1/account",
+                table,
+                ops,
+                "batch",
+                "changeset",
+            );
+            self.capabilities
+                .check_batch_bytes(encoded.body.len())
+                .map_err(|e| e.with_origin(Origin::Service).with_status(413))?;
+        }
         self.with_table(table, |table| {
             table::batch(
                 &mut table.write(),
@@ -221,6 +323,28 @@ impl Store {
                 self.journal(table),
             )
         })
+    }
+
+    /// The service's own key limits, beyond every engine's (a RowKey of at most 255
+    /// bytes on Cosmos DB for Table), as its answer.
+    fn check_service_limits(&self, ops: &[WriteOp]) -> Result<()> {
+        if self.capabilities.max_row_key_bytes >= tables_core::key::MAX_KEY_BYTES {
+            return Ok(());
+        }
+        for (index, op) in ops.iter().enumerate() {
+            if let Err(err) = self.capabilities.check_key(&op.key()) {
+                let err = err
+                    .with_origin(Origin::Service)
+                    .with_status(400)
+                    .with_service_code(tables_core::error_code::INVALID_INPUT);
+                return Err(if ops.len() > 1 {
+                    err.with_batch_index(index)
+                } else {
+                    err
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Where `table`'s changes go, if anywhere.

@@ -50,7 +50,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use tables_mem::MemEngine;
+use tables_mem::{MemEngine, MemOptions};
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
@@ -78,6 +78,7 @@ pub struct Server {
     journal_limit: u64,
     recovery: Recovery,
     limits: Limits,
+    engine: MemOptions,
 }
 
 impl Default for Server {
@@ -93,6 +94,7 @@ impl Default for Server {
             journal_limit: DEFAULT_JOURNAL_LIMIT,
             recovery: Recovery::Strict,
             limits: Limits::default(),
+            engine: MemOptions::default(),
         }
     }
 }
@@ -102,6 +104,32 @@ impl Server {
     /// configured otherwise.
     pub fn builder() -> Server {
         Server::default()
+    }
+
+    /// The service each account plays, with its rules: Azure Storage's Table
+    /// service (the default), or Azure Cosmos DB for Table
+    /// ([`MemOptions::cosmos`]: results in an arbitrary order, 255-byte RowKeys,
+    /// 2 MB batches, case-sensitive table names, no service properties, statistics,
+    /// CORS or table ACLs, `429` past a request-rate budget). Page sizes and the
+    /// order's seed come from `options` too.
+    ///
+    /// ```no_run
+    /// use tables_mem::MemOptions;
+    /// use tables_server::Server;
+    ///
+    /// # async fn start() -> std::io::Result<()> {
+    /// let cosmos = Server::builder()
+    ///     .port(0)
+    ///     .engine_options(MemOptions::cosmos(7).with_requests_per_second(Some(500)))
+    ///     .start()
+    ///     .await?;
+    /// println!("a Cosmos DB for Table profile at {}", cosmos.url());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn engine_options(mut self, options: MemOptions) -> Server {
+        self.engine = options;
+        self
     }
 
     /// The address to listen on (default 127.0.0.1).
@@ -248,6 +276,7 @@ impl Server {
         let state = Arc::new(State {
             accounts: open_accounts(
                 &accounts,
+                &self.engine,
                 self.data_dir.as_deref(),
                 self.journal_limit,
                 self.recovery,
@@ -375,13 +404,14 @@ impl Worker {
 /// Each account's state: new, or restored from its folder in `data_dir`.
 fn open_accounts(
     accounts: &[Account],
+    engine_options: &MemOptions,
     data_dir: Option<&std::path::Path>,
     journal_limit: u64,
     recovery: Recovery,
 ) -> io::Result<HashMap<String, AccountState>> {
     let mut states = HashMap::new();
     for account in accounts {
-        let engine = MemEngine::new();
+        let engine = MemEngine::with_options(engine_options.clone());
         let state = match data_dir {
             None => AccountState::new(account.clone(), engine),
             Some(dir) => {

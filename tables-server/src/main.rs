@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use std::path::PathBuf;
 
+use tables_mem::MemOptions;
 use tables_server::{
     Account, FaultRule, Limits, Recovery, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT,
 };
@@ -79,6 +80,17 @@ OPTIONS:
                              --fault-control-any-host is given too
     --fault-control-any-host allow --fault-control beside any --host (it still
                              answers callers on this machine only)
+    --profile <SERVICE>      the service to play: azure (Azure Storage's Table
+                             service) or cosmos (Azure Cosmos DB for Table: results
+                             in an arbitrary order, RowKeys of at most 255 bytes,
+                             batches of at most 2 MB, case-sensitive table names,
+                             Timestamp filters that match nothing, no service
+                             properties, statistics, CORS or ACLs) [default: azure]
+    --order-seed <N>         with --profile cosmos: the seed of the result order
+                             [default: 0]
+    --requests-per-second <N>
+                             answer 429 with x-ms-retry-after-ms past N requests a
+                             second (Cosmos DB's request units) [default: no limit]
     -h, --help               print this help
 ";
 
@@ -95,6 +107,7 @@ struct Options {
     journal_limit: u64,
     recovery: Recovery,
     limits: Limits,
+    engine: MemOptions,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -111,6 +124,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         journal_limit: DEFAULT_JOURNAL_LIMIT,
         recovery: Recovery::Strict,
         limits: Limits::default(),
+        engine: MemOptions::default(),
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -162,6 +176,35 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
             "--fault-control-any-host" => options.fault_control_any_host = true,
             "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
             "--salvage" => options.recovery = Recovery::Salvage,
+            "--profile" => {
+                let text = value()?;
+                let seed = options.engine.order_seed;
+                let rate = options.engine.requests_per_second;
+                options.engine = match text.to_ascii_lowercase().as_str() {
+                    "azure" | "storage" => MemOptions::default(),
+                    "cosmos" => MemOptions::cosmos(seed),
+                    _ => {
+                        return Err(format!(
+                            "--profile {text:?} is not a service this server plays: azure or cosmos"
+                        ))
+                    }
+                }
+                .with_requests_per_second(rate);
+                options.engine.order_seed = seed;
+            }
+            "--order-seed" => {
+                let text = value()?;
+                options.engine.order_seed = text
+                    .parse()
+                    .map_err(|_| format!("--order-seed {text:?} is not a number"))?;
+            }
+            "--requests-per-second" => {
+                let text = value()?;
+                let rate = text.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("--requests-per-second {text:?} is not a positive number")
+                })?;
+                options.engine.requests_per_second = Some(rate);
+            }
             "--max-connections" => {
                 let text = value()?;
                 options.limits.max_connections =
@@ -240,7 +283,8 @@ fn main() -> ExitCode {
         .fault_control(options.fault_control)
         .journal_limit(options.journal_limit)
         .recovery(options.recovery)
-        .limits(options.limits);
+        .limits(options.limits)
+        .engine_options(options.engine);
     if let Some(dir) = &options.data_dir {
         server = server.data_dir(dir);
     }

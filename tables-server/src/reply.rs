@@ -102,6 +102,9 @@ pub(crate) struct Failure {
     pub(crate) status: u16,
     pub(crate) code: String,
     pub(crate) message: String,
+    /// How long the client should wait before it retries (a `429` under a
+    /// request-rate budget): sent as `x-ms-retry-after-ms`, as Cosmos DB does.
+    pub(crate) retry_after: Option<std::time::Duration>,
 }
 
 impl Failure {
@@ -110,6 +113,7 @@ impl Failure {
             status,
             code: code.to_owned(),
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -141,7 +145,9 @@ impl Failure {
         } else {
             status
         };
-        Failure::new(status, code, err.message())
+        let mut failure = Failure::new(status, code, err.message());
+        failure.retry_after = err.retry_after();
+        failure
     }
 
     /// The answer: JSON (`odata.error`), or XML (`<Error>`) for the XML APIs,
@@ -161,7 +167,13 @@ impl Failure {
             encode_error(&self.code, &message, &mut body);
             Reply::json(self.status, Metadata::Minimal, body)
         };
-        reply.with_header(names::ERROR_CODE, self.code.clone())
+        let reply = reply.with_header(names::ERROR_CODE, self.code.clone());
+        match self.retry_after {
+            Some(wait) => {
+                reply.with_header(names::RETRY_AFTER_MS, wait.as_millis().max(1).to_string())
+            }
+            None => reply,
+        }
     }
 }
 

@@ -79,6 +79,10 @@ impl<F> Deref for Forwarding<F> {
 
 #[async_trait]
 impl<F: Forward> Engine for Forwarding<F> {
+    fn capabilities(&self) -> tables_core::EngineCapabilities {
+        self.0.inner().capabilities()
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         self.0.create_table(table).await
     }

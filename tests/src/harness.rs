@@ -62,6 +62,17 @@ impl Capabilities {
         }
     }
 
+    /// Azure Cosmos DB for Table (the mem engine's and the server's Cosmos profile):
+    /// Azure's rules, except that table names are case-sensitive (its FAQ). What
+    /// else differs (the order of results, the RowKey and batch limits) the engine
+    /// itself reports ([`tables_core::Engine::capabilities`]), and scenarios ask it.
+    pub const fn cosmos() -> Capabilities {
+        Capabilities {
+            table_names_case_insensitive_for_entities: false,
+            ..Capabilities::azure()
+        }
+    }
+
     /// A wrapper that keeps every table under a name prefix of `prefix_len`
     /// characters (`PrefixedEngine`) over a backend with these capabilities: names
     /// are shorter by the prefix, and `TableNotFound` errors name the prefixed

@@ -37,6 +37,50 @@ pub fn url() -> String {
         .url()
 }
 
+/// The variable naming the run's `tables-server --profile cosmos` account URL.
+pub const COSMOS_URL_VAR: &str = "TABLES_TEST_SERVER_COSMOS_URL";
+
+/// The account URL of the run's server playing Cosmos DB for Table
+/// (`--profile cosmos`); without [`COSMOS_URL_VAR`], one in process.
+///
+/// # Panics
+///
+/// If no variable is set and an in-process server can't start.
+pub fn cosmos_url() -> String {
+    if let Ok(url) = std::env::var(COSMOS_URL_VAR) {
+        if !url.trim().is_empty() {
+            return url.trim().trim_end_matches('/').to_owned();
+        }
+    }
+    static IN_PROCESS: OnceLock<RunningServer> = OnceLock::new();
+    IN_PROCESS
+        .get_or_init(|| {
+            Server::builder()
+                .port(0)
+                .engine_options(tables_mem::MemOptions::cosmos(11))
+                .start_on_own_thread(2)
+                .expect(
+                    "an in-process tables-server (Cosmos profile) starts on a free loopback port",
+                )
+        })
+        .url()
+}
+
+/// A remote engine on the run's Cosmos-profile server, signing with SharedKey,
+/// told the service it plays ([`tables_client::ServiceKind::CosmosTable`]).
+///
+/// # Panics
+///
+/// If the URL is not usable.
+pub fn cosmos_engine() -> RemoteEngine {
+    let url = cosmos_url();
+    RemoteEngine::builder(&url)
+        .credential(Credential::SharedKey(crate::azurite::dev_key()))
+        .service(tables_client::ServiceKind::CosmosTable)
+        .build()
+        .unwrap_or_else(|e| panic!("the server URL {url:?} is not usable: {e}"))
+}
+
 /// A remote engine on the run's server, signing with SharedKey.
 pub fn engine() -> RemoteEngine {
     engine_at(&url(), tables_client::remote::RetryPolicy::default())

@@ -27,6 +27,16 @@ pub async fn create_table_twice_in_any_case_conflicts(
     expect_service(&err, 409, "TableAlreadyExists", "same name");
     let upper = name.to_uppercase();
     ctx.remember(&upper);
+    if engine.capabilities().case_sensitive_table_names {
+        // Cosmos DB for Table: another case is another table.
+        engine.create_table(&upper).await?;
+        let mut listed = list_all_tables(engine, ctx.prefix(), None).await?;
+        listed.sort();
+        let mut both = vec![name, upper];
+        both.sort();
+        assert_eq!(listed, both, "two tables, one per case");
+        return Ok(());
+    }
     expect_kind(
         engine.create_table(&upper).await,
         ErrorKind::TableAlreadyExists,
@@ -239,6 +249,17 @@ pub async fn table_deleted_in_another_case_is_gone(engine: &dyn Engine, ctx: &Ct
     engine
         .write(&table, &WriteOp::Insert(DynamicEntity::new("p", "r")))
         .await?;
+    if engine.capabilities().case_sensitive_table_names {
+        // Cosmos DB for Table: another case names no table.
+        expect_kind(
+            engine.delete_table(&table.to_uppercase()).await,
+            ErrorKind::TableNotFound,
+            "a delete through another case of the name",
+        );
+        engine.delete_table(&table).await?;
+        check_table_gone(engine, ctx, &table).await;
+        return Ok(());
+    }
     engine.delete_table(&table.to_uppercase()).await?;
     assert!(
         list_all_tables(engine, ctx.prefix(), None)

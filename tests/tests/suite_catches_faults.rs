@@ -88,6 +88,10 @@ impl Faulty {
 
 #[async_trait]
 impl Engine for Faulty {
+    fn capabilities(&self) -> tables_core::EngineCapabilities {
+        self.inner.capabilities()
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         self.inner.create_table(table).await
     }

@@ -145,12 +145,12 @@ fn check_report_shape(report: &BulkReport, count: usize, partition_of: impl Fn(u
     assert_eq!(seen, (0..count).collect());
 }
 
-/// Thousands of items (`TABLES_BULK_ITEMS`: 3,000, or 10,000 under
+/// Thousands of items (`TABLES_BULK_ITEMS`: 1,000, or 10,000 under
 /// `TABLES_THOROUGH=1`) over 7 partitions, each with an index copy: chunks of 50
 /// items (100 operations), every row written.
 async fn thousands_of_items_chunk_at_100_operations(backend: Backend) -> Result<()> {
     let service = backend.service();
-    let count = tables_tests::sizes::cases("TABLES_BULK_ITEMS", 3_000, 10_000) as usize;
+    let count = tables_tests::sizes::cases("TABLES_BULK_ITEMS", 1_000, 10_000) as usize;
     service.create_table("BulkStaff").await?;
     let report = service
         .bulk_writer::<Staff>("BulkStaff")

@@ -76,6 +76,18 @@ impl<T: Row> Fetcher<T> {
         self
     }
 
+    /// The fetcher, reading the query whole and in key order on the client (an
+    /// engine without ordered results): at most `max_rows` rows (`None`: no bound),
+    /// `what` naming the call in the error past it.
+    pub(crate) fn sorted_in_client(
+        mut self,
+        max_rows: Option<usize>,
+        what: &'static str,
+    ) -> Fetcher<T> {
+        self.pages = self.pages.sorted_in_client(max_rows, what);
+        self
+    }
+
     /// Whether the query has nothing more to give.
     pub(crate) fn is_done(&self) -> bool {
         self.done

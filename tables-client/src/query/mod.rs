@@ -103,7 +103,24 @@ pub struct Query<T> {
     invalid: Option<(ErrorKind, String)>,
     /// Primary rows, or an index's copies ([`Table::query_index`]).
     source: Source,
+    /// What the caller needs of the order, on an engine whose results come in any
+    /// order.
+    order: Order,
     _rows: PhantomData<fn() -> T>,
+}
+
+/// What a query needs of its results' order, asked only of an engine whose results
+/// come in any order ([`tables_core::EngineCapabilities::ordered_results`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Key order, as the call promises (the default): calls that can give it
+    /// without buffering an unbounded result do, the others are refused.
+    Key,
+    /// Any order will do ([`Query::any_order`]).
+    Any,
+    /// Key order, reading at most this many rows and ordering them on the client
+    /// ([`Query::order_in_client`]).
+    InClient(usize),
 }
 
 impl<T> Clone for Query<T> {
@@ -121,6 +138,7 @@ impl<T> Clone for Query<T> {
             page_size: self.page_size,
             invalid: self.invalid.clone(),
             source: self.source.clone(),
+            order: self.order,
             _rows: PhantomData,
         }
     }
@@ -143,7 +161,9 @@ impl<T> fmt::Debug for Query<T> {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct TypedPage<T> {
-    /// The page's values with their versions, in key order. A page holds the page
+    /// The page's values with their versions, in key order (on an engine whose
+    /// results come in any order, only with [`Query::order_in_client`]; see
+    /// [`Query::any_order`]). A page holds the page
     /// size's worth of items unless it is the last (or `take` ends it); the last
     /// page may be empty.
     pub items: Vec<Versioned<T>>,
@@ -339,8 +359,64 @@ impl<T: Row> Query<T> {
             page_size: self.page_size,
             invalid,
             source: self.source,
+            order: self.order,
             _rows: PhantomData,
         }
+    }
+
+    /// Says the caller does not need the results in key order. On Azure Storage
+    /// (and every engine whose results are ordered) this changes nothing. On an
+    /// engine whose results come in any order (Cosmos DB for Table), the query then
+    /// runs as the engine answers: every matching row once, in no particular
+    /// order, `take(n)` any `n` of them and `first` any one. Without it, the calls
+    /// whose answer depends on the order are refused there (see
+    /// [`Query::order_in_client`]).
+    #[must_use]
+    pub fn any_order(mut self) -> Self {
+        self.order = Order::Any;
+        self
+    }
+
+    /// Orders the results on the client, reading at most `max_rows` matching rows:
+    /// on an engine whose results come in any order (Cosmos DB for Table), the
+    /// query is read whole (every engine page), ordered by PartitionKey and RowKey,
+    /// and then `take`, `first`, pages and streams answer as on Azure Storage. The
+    /// cost is the whole query's rows read and held at once, however few are
+    /// wanted; a query matching more than `max_rows` rows fails with
+    /// [`ErrorKind::InvalidQuery`] rather than buffer without bound. A page token
+    /// resumes exactly (each page reads the query again). On an engine whose
+    /// results are ordered this changes nothing: the service orders them.
+    ///
+    /// ```
+    /// use tables_client::mem::{MemEngine, MemOptions};
+    /// use tables_client::{Entity, ErrorKind, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone, PartialEq)]
+    /// #[entity(partition_key = "{account}", row_key = "{at:rticks}")]
+    /// pub struct Event { pub account: String, pub at: tables_client::DateTime }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// // The Cosmos DB for Table profile: results in any order.
+    /// let service = TableServiceClient::new(MemEngine::with_options(MemOptions::cosmos(1)));
+    /// let events = service.table::<Event>("Events");
+    /// events.create().await?;
+    /// for day in 1..=9 {
+    ///     let at = tables_client::DateTime::from_ymd_hms(2026, 11, day, 9, 0, 0).unwrap();
+    ///     events.insert(&Event { account: "a-1".into(), at }).await?;
+    /// }
+    /// // "The three newest" depends on the order: refused unless the client orders it.
+    /// let err = events.query().partition("a-1").take(3).collect().await.unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidQuery);
+    /// let newest = events.query().partition("a-1").order_in_client(1_000).take(3).collect().await?;
+    /// let day = |d| tables_client::DateTime::from_ymd_hms(2026, 11, d, 9, 0, 0).unwrap();
+    /// assert_eq!(newest.iter().map(|e| e.at).collect::<Vec<_>>(), [day(9), day(8), day(7)]);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn order_in_client(mut self, max_rows: usize) -> Self {
+        self.order = Order::InClient(max_rows);
+        self
     }
 
     /// Checks each index copy the query reads against its entity, and returns the
@@ -395,12 +471,15 @@ impl<T: Row> Query<T> {
     /// The query's results as a stream of values, in key order. It follows
     /// continuation tokens and fetches the next page while the caller consumes the
     /// current one, holding at most two pages (see [`Query::stream_versioned`]).
+    /// On an engine whose results come in any order (Cosmos DB for Table) the
+    /// stream's only item is a refusal unless the query says
+    /// [`Query::order_in_client`] or [`Query::any_order`].
     ///
     /// A row that fails to decode is an `Err` item in its place and the stream goes
     /// on; an engine error (or a query refused before anything is sent) is the last
     /// item.
     pub fn stream(self) -> impl Stream<Item = Result<T>> + Send + 'static {
-        stream::values(self.page_stream())
+        stream::values(self.page_stream("stream"))
     }
 
     /// As [`Query::stream`], with each value's ETag and timestamp.
@@ -411,17 +490,25 @@ impl<T: Row> Query<T> {
     /// the next are all it holds, whatever the size of the result; it runs on any
     /// executor, and dropping it drops the request in flight.
     pub fn stream_versioned(self) -> impl Stream<Item = Result<Versioned<T>>> + Send + 'static {
-        self.page_stream()
+        self.page_stream("stream_versioned")
     }
 
-    /// Every item of the query, in key order.
+    /// Every item of the query, in key order. On an engine whose results come in
+    /// any order (Cosmos DB for Table) the rows are ordered on the client (they are
+    /// all held anyway); with `take(n)` that needs [`Query::order_in_client`] or
+    /// [`Query::any_order`].
     ///
     /// # Errors
     ///
     /// As [`Query::page`]; the first item that fails to decode.
     pub async fn collect(self) -> Result<Vec<T>> {
+        self.collect_as("collect").await
+    }
+
+    async fn collect_as(self, call: &'static str) -> Result<Vec<T>> {
         let prepared = self.prepare()?;
-        let mut fetcher = self.fetcher(&prepared, prepared.take, None);
+        let sort = self.client_order(call, &prepared)?;
+        let mut fetcher = self.fetcher(&prepared, prepared.take, None, sort);
         let mut values = Vec::new();
         while let Some(items) = fetcher.next_batch().await {
             for item in items {
@@ -437,7 +524,7 @@ impl<T: Row> Query<T> {
     ///
     /// As [`Query::collect`].
     pub async fn first(self) -> Result<Option<T>> {
-        Ok(self.take(1).collect().await?.into_iter().next())
+        Ok(self.take(1).collect_as("first").await?.into_iter().next())
     }
 
     /// One page: the first (`token` `None`) or the one `token` starts, with the token
@@ -489,6 +576,7 @@ impl<T: Row> Query<T> {
     /// engine's errors, and [`ErrorKind::Decode`] for a row that doesn't decode.
     pub async fn page(self, token: Option<&PageToken>) -> Result<TypedPage<T>> {
         let prepared = self.prepare()?;
+        let sort = self.client_order("page", &prepared)?;
         let (taken, continuation) = match token {
             Some(token) => {
                 token.check(prepared.fingerprint)?;
@@ -506,7 +594,7 @@ impl<T: Row> Query<T> {
         let remaining = prepared
             .take
             .map(|take| usize::try_from(taken).map_or(0, |taken| take.saturating_sub(taken)));
-        let mut fetcher = self.fetcher(&prepared, remaining, continuation);
+        let mut fetcher = self.fetcher(&prepared, remaining, continuation, sort);
         let size = prepared.page_size as usize;
         let mut items = Vec::new();
         while !fetcher.is_done() && items.len() < size {
@@ -524,10 +612,66 @@ impl<T: Row> Query<T> {
         Ok(TypedPage { items, next })
     }
 
-    fn page_stream(self) -> PageStream<T> {
-        match self.prepare() {
-            Ok(prepared) => PageStream::new(self.fetcher(&prepared, prepared.take, None)),
+    fn page_stream(self, call: &'static str) -> PageStream<T> {
+        let ready = self.prepare().and_then(|prepared| {
+            let sort = self.client_order(call, &prepared)?;
+            Ok((prepared, sort))
+        });
+        match ready {
+            Ok((prepared, sort)) => {
+                PageStream::new(self.fetcher(&prepared, prepared.take, None, sort))
+            }
             Err(err) => PageStream::failed(err),
+        }
+    }
+
+    /// Whether `call` orders the results on the client: `None` when the engine's
+    /// order is the answer (an engine with ordered results, or a caller who said
+    /// any order will do); `Some(bound)` to read at most `bound` rows (`None`: no
+    /// bound) and order them.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidQuery`], before anything is sent, for a call whose answer
+    /// depends on key order on an engine whose results come in any order, unless it
+    /// can be right without an unbounded buffer (`collect` without `take`).
+    fn client_order(
+        &self,
+        call: &'static str,
+        prepared: &Prepared,
+    ) -> Result<Option<Option<usize>>> {
+        if self.service.engine().capabilities().ordered_results {
+            return Ok(None);
+        }
+        // One key: at most one row, whatever the order.
+        if matches!(
+            QueryPlan::of(prepared.spec.filter.as_ref()),
+            QueryPlan::Point { .. }
+        ) {
+            return Ok(None);
+        }
+        match self.order {
+            Order::Any => Ok(None),
+            Order::InClient(max) => Ok(Some(Some(max))),
+            // collect holds every row anyway: ordering them costs nothing more.
+            Order::Key if call == "collect" && prepared.take.is_none() => Ok(Some(None)),
+            Order::Key => Err(Error::new(
+                ErrorKind::InvalidQuery,
+                format!(
+                    "`{call}` on table {:?} answers in key order, and {} returns query results \
+                     in any order, so {}; call .order_in_client(max_rows) to read the query \
+                     whole and order it on the client (at most max_rows rows), .any_order() if \
+                     any rows will do, or collect() without take to read every row in order. \
+                     Nothing was sent",
+                    self.table,
+                    self.service.engine().capabilities().service,
+                    match (call, prepared.take) {
+                        ("first", _) => "the first row it sent would be any row".to_owned(),
+                        (_, Some(n)) => format!("take({n}) would keep any {n} rows"),
+                        _ => "its pages would not follow one another in key order".to_owned(),
+                    }
+                ),
+            )),
         }
     }
 
@@ -536,8 +680,9 @@ impl<T: Row> Query<T> {
         prepared: &Prepared,
         remaining: Option<usize>,
         next: Option<tables_core::ContinuationToken>,
+        sort: Option<Option<usize>>,
     ) -> Fetcher<T> {
-        Fetcher::new(
+        let fetcher = Fetcher::new(
             Arc::clone(self.service.engine()),
             Arc::clone(&self.table),
             prepared.spec.clone(),
@@ -545,7 +690,11 @@ impl<T: Row> Query<T> {
             remaining,
             next,
         )
-        .reading(self.source.clone())
+        .reading(self.source.clone());
+        match sort {
+            Some(max_rows) => fetcher.sorted_in_client(max_rows, "the query"),
+            None => fetcher,
+        }
     }
 }
 
@@ -572,6 +721,7 @@ impl<T> Query<T> {
             page_size: None,
             invalid: None,
             source,
+            order: Order::Key,
             _rows: PhantomData,
         }
     }
@@ -640,6 +790,11 @@ impl<T> Query<T> {
                 Source::Primary => "",
                 Source::Copies(copies) if copies.verified => "verified",
                 Source::Copies(_) => "copies",
+            })
+            .part(&match self.order {
+                Order::Key => String::new(),
+                Order::Any => "any".to_owned(),
+                Order::InClient(max) => format!("client:{max}"),
             })
             .finish();
         Ok(Prepared {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use reqwest::Method;
-use tables_core::key::{validate_entity_key, validate_table_name};
+use tables_core::key::validate_table_name;
 use tables_core::odata::{self, batch, header, path};
 use tables_core::{
-    validate_batch, ContinuationToken, DynamicEntity, ETag, Engine, EntityKey, Error, ErrorKind,
-    Filter, FilterDialect, ListTablesOptions, Page, QuerySpec, Result, TablePage, WriteMode,
-    WriteOp, WriteOutcome, MAX_BATCH_BYTES,
+    validate_batch, ContinuationToken, DynamicEntity, ETag, Engine, EngineCapabilities, EntityKey,
+    Error, ErrorKind, Filter, FilterDialect, ListTablesOptions, Page, QuerySpec, Result,
+    ServiceKind, TablePage, WriteMode, WriteOp, WriteOutcome,
 };
 use tracing::Instrument;
 
@@ -50,6 +50,7 @@ pub struct RemoteEngine {
 struct Inner {
     transport: Transport,
     guard: Option<SasKeyRange>,
+    capabilities: EngineCapabilities,
 }
 
 impl fmt::Debug for RemoteEngine {
@@ -86,6 +87,7 @@ impl fmt::Debug for RemoteEngine {
 #[derive(Debug)]
 pub struct RemoteEngineBuilder {
     config: TransportConfig,
+    service: Option<ServiceKind>,
 }
 
 impl RemoteEngine {
@@ -95,6 +97,7 @@ impl RemoteEngine {
     pub fn builder(endpoint: impl Into<String>) -> RemoteEngineBuilder {
         RemoteEngineBuilder {
             config: TransportConfig::new(endpoint.into()),
+            service: None,
         }
     }
 
@@ -124,6 +127,7 @@ impl RemoteEngine {
     /// ```
     pub fn builder_from(parsed: &ConnectionString) -> RemoteEngineBuilder {
         RemoteEngineBuilder {
+            service: None,
             config: TransportConfig::from_connection_string(parsed.endpoint(), parsed),
         }
     }
@@ -210,7 +214,7 @@ impl RemoteEngine {
     }
 
     fn check_key(&self, key: &EntityKey) -> Result<()> {
-        validate_entity_key(key)?;
+        self.inner.capabilities.check_key(key)?;
         match &self.inner.guard {
             Some(guard) => guard.check_key(key),
             None => Ok(()),
@@ -221,6 +225,29 @@ impl RemoteEngine {
 transport_setters!(RemoteEngineBuilder);
 
 impl RemoteEngineBuilder {
+    /// The service the endpoint is, when its host doesn't say: an emulator that
+    /// plays Cosmos DB for Table (`tables-server --profile cosmos`, the Cosmos DB
+    /// emulator). Hosts `*.table.cosmos.azure.com` and `*.table.cosmosdb.azure.com`
+    /// are Cosmos DB for Table without it, and every other host Azure Storage's
+    /// Table service. The engine's [`Engine::capabilities`] follow from it, and with
+    /// them what the typed client does about unordered results and the stricter
+    /// limits.
+    ///
+    /// ```
+    /// use tables_client::remote::RemoteEngine;
+    /// use tables_client::{Engine, ServiceKind};
+    ///
+    /// let engine = RemoteEngine::builder("http://127.0.0.1:10002/devstoreaccount1")
+    ///     .service(ServiceKind::CosmosTable)
+    ///     .build()?;
+    /// assert!(!engine.capabilities().ordered_results);
+    /// # Ok::<(), tables_client::Error>(())
+    /// ```
+    pub fn service(mut self, service: ServiceKind) -> RemoteEngineBuilder {
+        self.service = Some(service);
+        self
+    }
+
     /// Builds the engine.
     ///
     /// # Errors
@@ -233,10 +260,17 @@ impl RemoteEngineBuilder {
             Credential::Sas(token) => SasKeyRange::from_sas(token),
             _ => None,
         };
+        let transport = self.config.build(Service::Table)?;
+        let service = self.service.unwrap_or(if transport.endpoint.is_cosmos() {
+            ServiceKind::CosmosTable
+        } else {
+            ServiceKind::AzureStorage
+        });
         Ok(RemoteEngine {
             inner: Arc::new(Inner {
-                transport: self.config.build(Service::Table)?,
+                transport,
                 guard,
+                capabilities: EngineCapabilities::of(service),
             }),
         })
     }
@@ -358,6 +392,10 @@ fn continuation(response: &Response) -> Option<ContinuationToken> {
 
 #[async_trait::async_trait]
 impl Engine for RemoteEngine {
+    fn capabilities(&self) -> EngineCapabilities {
+        self.inner.capabilities
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         validate_table_name(table)?;
         let mut req = Request::new(Method::POST, path::TABLES.to_owned());
@@ -469,7 +507,7 @@ impl Engine for RemoteEngine {
         op.validate()?;
         let key = op.key();
         self.check_key(&key)?;
-        let cosmos = self.transport().endpoint.is_cosmos();
+        let cosmos = self.inner.capabilities.service == ServiceKind::CosmosTable;
         let (method, path) = path::write_target(table, op);
         let mut req = match method {
             "MERGE" => merge_request(cosmos, path),
@@ -514,16 +552,9 @@ impl Engine for RemoteEngine {
             &batch_id,
             &changeset_id,
         );
-        if encoded.body.len() > MAX_BATCH_BYTES {
-            return Err(Error::new(
-                ErrorKind::RequestTooLarge,
-                format!(
-                    "the batch encodes to {} bytes, above the service's limit of {MAX_BATCH_BYTES} \
-                     bytes (4 MiB); split it into smaller batches",
-                    encoded.body.len()
-                ),
-            ));
-        }
+        self.inner
+            .capabilities
+            .check_batch_bytes(encoded.body.len())?;
         let mut req = Request::new(Method::POST, path::BATCH.to_owned());
         req.content_type = Some(Cow::Owned(encoded.content_type));
         req.body = Some(Bytes::from(encoded.body));

@@ -46,7 +46,7 @@ use std::fmt;
 use futures::future::try_join_all;
 use tables_core::model::{check_writer, IndexCopy, IndexEntry};
 use tables_core::{
-    DynamicEntity, EntityKey, Error, IfMatch, Origin, PendingUpkeep, Result, Row, WriteOp,
+    DynamicEntity, Engine, EntityKey, Error, IfMatch, Origin, PendingUpkeep, Result, Row, WriteOp,
     WriteOutcome,
 };
 
@@ -96,6 +96,9 @@ pub(crate) struct Codec {
     pub(crate) kind_of: fn(&DynamicEntity) -> Option<&'static str>,
     /// Whether the type has any index or index entity.
     pub(crate) indexed: bool,
+    /// The type's name and its RowKey template, for errors about its keys.
+    pub(crate) type_name: &'static str,
+    pub(crate) row_key_template: &'static str,
 }
 
 impl fmt::Debug for Codec {
@@ -112,7 +115,43 @@ impl Codec {
             implied: implied_of::<T>,
             kind_of: tables_core::model::kind_of::<T>,
             indexed: T::HAS_INDEXES,
+            type_name: std::any::type_name::<T>(),
+            row_key_template: T::schemas().first().map_or("", |s| s.row_key),
         }
+    }
+}
+
+impl Item {
+    /// Checks the keys this item writes (its row and the index copies it implies)
+    /// against the limits of the service `capabilities` describes, before anything
+    /// is sent: a RowKey over 255 bytes on Cosmos DB for Table names the type, the
+    /// index and the template that made it.
+    fn check_keys(&self, capabilities: &tables_core::EngineCapabilities) -> Result<()> {
+        if self.row.is_some() {
+            capabilities.check_key(&self.key).map_err(|err| {
+                let message = format!(
+                    "{} (the RowKey template of {}: {:?})",
+                    err.message(),
+                    self.codec.type_name,
+                    self.codec.row_key_template
+                );
+                Error::local(err.kind(), message).with_entity_key(self.key.clone())
+            })?;
+        }
+        for copy in self.implied.iter().flat_map(|implied| &implied.copies) {
+            let key = copy.entity().key();
+            capabilities.check_key(&key).map_err(|err| {
+                let message = format!(
+                    "{} (index `{}` of {}, RowKey template {:?})",
+                    err.message(),
+                    copy.name(),
+                    self.codec.type_name,
+                    copy.index().row_key
+                );
+                Error::local(err.kind(), message).with_entity_key(key.clone())
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -347,6 +386,10 @@ pub(crate) async fn run(
     shape: Shape,
 ) -> Result<Vec<WriteOutcome>> {
     let single_item = items.len() == 1;
+    let capabilities = service.engine().capabilities();
+    for item in &items {
+        item.check_keys(&capabilities)?;
+    }
     let (id, result) = ClientRequestId::in_call(run_items(service, table, items, None)).await;
     match result {
         Ok(mut outcomes) => {

@@ -78,6 +78,8 @@ pub const PROPERTY_VALUE_TOO_LARGE: &str = "PropertyValueTooLarge";
 pub const REQUEST_BODY_TOO_LARGE: &str = "RequestBodyTooLarge";
 /// `ResourceNotFound`.
 pub const RESOURCE_NOT_FOUND: &str = "ResourceNotFound";
+/// `TooManyRequests`: Cosmos DB's answer (`429`) when a request-rate budget is spent.
+pub const TOO_MANY_REQUESTS: &str = "TooManyRequests";
 /// `ServerBusy`.
 pub const SERVER_BUSY: &str = "ServerBusy";
 /// `TableAlreadyExists`.

@@ -299,6 +299,7 @@ struct Inner {
     client_request_id: Option<String>,
     attempts: u32,
     may_have_applied: bool,
+    retry_after: Option<std::time::Duration>,
     unique: Option<Box<UniqueViolation>>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
@@ -334,6 +335,7 @@ impl Error {
                 auth_hint: None,
                 client_request_id: None,
                 attempts: 0,
+                retry_after: None,
                 may_have_applied: false,
                 unique: None,
                 source: None,
@@ -389,6 +391,20 @@ impl Error {
     pub fn with_service_code(mut self, code: impl Into<String>) -> Error {
         self.inner.service_code = Some(code.into());
         self
+    }
+
+    /// Sets how long the service asked the client to wait before it retries (a
+    /// throttling answer's `x-ms-retry-after-ms` or `Retry-After`).
+    #[must_use]
+    pub fn with_retry_after(mut self, wait: std::time::Duration) -> Error {
+        self.inner.retry_after = Some(wait);
+        self
+    }
+
+    /// How long the service asked the client to wait before it retries, when it
+    /// said (a `429` under a request-rate budget).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.inner.retry_after
     }
 
     /// Sets the HTTP status.

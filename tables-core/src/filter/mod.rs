@@ -67,6 +67,33 @@ impl Filter {
         }
     }
 
+    /// Whether any comparison of the filter is on `property` (an unchecked part
+    /// counts when its text parses and names it, or when it does not parse and its
+    /// text holds the name).
+    ///
+    /// ```
+    /// use tables_core::{col, Filter};
+    ///
+    /// let filter = col("Age").gt(30).and(col("Timestamp").ge(tables_core::DateTime::MIN));
+    /// assert!(filter.mentions("Timestamp"));
+    /// assert!(!col("Age").gt(30).mentions("Timestamp"));
+    /// ```
+    pub fn mentions(&self, property: &str) -> bool {
+        match self {
+            Filter::Compare { property: p, .. } => p == property,
+            Filter::Read(read) => read.property() == property,
+            Filter::And(left, right) | Filter::Or(left, right) => {
+                left.mentions(property) || right.mentions(property)
+            }
+            Filter::Not(inner) => inner.mentions(property),
+            Filter::Literal(_) => false,
+            Filter::Unchecked(raw) => match raw.parsed() {
+                Some(parsed) => parsed.mentions(property),
+                None => raw.text().contains(property),
+            },
+        }
+    }
+
     /// The OData `$filter` text for an engine of `dialect`: [`Filter::to_odata`]
     /// for [`FilterDialect::Typed`].
     pub fn to_odata_for(&self, dialect: FilterDialect) -> String {

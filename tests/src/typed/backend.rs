@@ -19,9 +19,17 @@ pub enum Backend {
     /// The mem engine returning one entity (and one table name) per page and ending
     /// pages at partition boundaries: the harshest paging a client can meet.
     OneRowPages,
+    /// The mem engine's Cosmos DB for Table profile ([`MemOptions::cosmos`]):
+    /// results in an arbitrary order (seeded per test), RowKeys of at most 255
+    /// bytes, batches of at most 2 MB, case-sensitive table names, filters on
+    /// `Timestamp` that match nothing.
+    MemCosmos(u64),
     /// The remote engine on the run's Azurite (its account URL); every engine it
     /// hands out keeps its tables under a prefix of its own.
     Azurite(String),
+    /// The remote engine on the run's `tables-server --profile cosmos`, told it
+    /// plays Cosmos DB for Table; tables under a prefix of their own.
+    ServerCosmos,
     /// The remote engine on the run's `tables-server` (its account URL), tables
     /// under a prefix of their own as on Azurite; blobs in the mem blob store (the
     /// server serves tables only).
@@ -45,28 +53,24 @@ impl Backend {
             Backend::Mem | Backend::OneRowPages | Backend::Server(_) => {
                 crate::Capabilities::azure()
             }
+            Backend::MemCosmos(_) | Backend::ServerCosmos => crate::Capabilities::cosmos(),
         }
     }
 
     /// The steps (engine calls, counted from 1) of an operation of `steps` calls
     /// that a crash matrix fails at on this backend: every one, except on Azurite
     /// outside `TABLES_THOROUGH=1` runs, where every test of the run waits on one
-    /// Azurite process: there the first, the middle and the last step; on
+    /// Azurite process: there the middle step; on
     /// `tables-server` every other step and the last (the mem engines still fail
     /// every step, so each step is proven; the remote backends prove the wire at a
     /// sample).
     pub fn crash_steps(&self, steps: u64) -> Vec<u64> {
         match self {
-            Backend::Azurite(_) if !crate::sizes::thorough() => {
-                let mut sample = vec![1, steps.div_ceil(2), steps];
-                sample.dedup();
-                sample.retain(|n| *n >= 1);
-                sample
-            }
+            Backend::Azurite(_) if !crate::sizes::thorough() => vec![steps.div_ceil(2).max(1)],
             // tables-server: every other step and the last.
-            Backend::Server(_) if !crate::sizes::thorough() => (1..=steps)
-                .filter(|n| n % 2 == 1 || *n == steps)
-                .collect(),
+            Backend::Server(_) if !crate::sizes::thorough() => {
+                (1..=steps).filter(|n| n % 2 == 1 || *n == steps).collect()
+            }
             _ => (1..=steps).collect(),
         }
     }
@@ -85,7 +89,8 @@ impl Backend {
                     .with_page_size(1)
                     .with_break_at_partition_boundaries(true),
             ),
-            Backend::Azurite(_) | Backend::Server(_) => None,
+            Backend::MemCosmos(seed) => Some(MemOptions::cosmos(*seed)),
+            Backend::Azurite(_) | Backend::Server(_) | Backend::ServerCosmos => None,
         }
     }
 
@@ -134,9 +139,11 @@ impl Backend {
                 tables_client::remote::DEFAULT_SINGLE_PUT_LIMIT,
                 tables_client::remote::DEFAULT_BLOCK_SIZE,
             )?),
-            Backend::Mem | Backend::OneRowPages | Backend::Server(_) => {
-                Arc::new(MemBlobStore::new())
-            }
+            Backend::Mem
+            | Backend::OneRowPages
+            | Backend::MemCosmos(_)
+            | Backend::Server(_)
+            | Backend::ServerCosmos => Arc::new(MemBlobStore::new()),
         };
         let container = crate::blob_suite::unique_container(test);
         store
@@ -159,7 +166,10 @@ impl Backend {
                 crate::azurite::engine(url),
             ))),
             Backend::Server(_) => Some(Arc::new(PrefixedEngine::unique(crate::server::engine()))),
-            Backend::Mem | Backend::OneRowPages => None,
+            Backend::ServerCosmos => Some(Arc::new(PrefixedEngine::unique(
+                crate::server::cosmos_engine(),
+            ))),
+            Backend::Mem | Backend::OneRowPages | Backend::MemCosmos(_) => None,
         }
     }
 }

@@ -41,6 +41,15 @@ pub mod __backend {
         Some(Backend::OneRowPages)
     }
 
+    /// [`Backend::MemCosmos`], its order seeded by the test's name: each test sees
+    /// another order, the same on every run.
+    pub fn mem_cosmos(test: &str) -> Option<Backend> {
+        let seed = test.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Some(Backend::MemCosmos(seed))
+    }
+
     /// [`Backend::azurite`].
     pub fn azurite(test: &str) -> Option<Backend> {
         Backend::azurite(test)
@@ -49,6 +58,11 @@ pub mod __backend {
     /// [`Backend::server`].
     pub fn server(_test: &str) -> Option<Backend> {
         Some(Backend::server())
+    }
+
+    /// [`Backend::ServerCosmos`].
+    pub fn server_cosmos(_test: &str) -> Option<Backend> {
+        Some(Backend::ServerCosmos)
     }
 }
 
@@ -61,7 +75,11 @@ pub mod __backend {
 ///   test in its own table namespace; without Azurite the test prints a loud
 ///   `SKIPPED` line and passes, except under `CI=true`, where it fails;
 /// - `server`: the remote engine on the run's `tables-server`
-///   ([`Backend::Server`]), each test in its own table namespace; never skipped.
+///   ([`Backend::Server`]), each test in its own table namespace; never skipped;
+/// - with `cosmos;` first, also `mem_cosmos` (the mem engine's Cosmos DB for
+///   Table profile, [`Backend::MemCosmos`]: results in any order, Cosmos's limits)
+///   and `server_cosmos` (the remote engine on the run's `tables-server --profile
+///   cosmos`, [`Backend::ServerCosmos`]); never skipped.
 ///
 /// So `cargo test` names each run `file::mem::scenario`,
 /// `file::one_row_pages::scenario`, `file::azurite::scenario`,
@@ -97,6 +115,11 @@ pub mod __backend {
 /// ```
 #[macro_export]
 macro_rules! typed_matrix {
+    (cosmos; $($(#[$attr:meta])? $name:ident),* $(,)?) => {
+        $crate::__typed_matrix!([] { $([$(#[$attr])?] $name)* });
+        $crate::__typed_engine!(mem_cosmos [] { $([$(#[$attr])?] $name)* });
+        $crate::__typed_engine!(server_cosmos [] { $([$(#[$attr])?] $name)* });
+    };
     (runtime: #[$runtime:meta]; $($(#[$attr:meta])? $name:ident),* $(,)?) => {
         $crate::__typed_matrix!([#[$runtime]] { $([$(#[$attr])?] $name)* });
     };

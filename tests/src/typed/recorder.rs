@@ -232,6 +232,10 @@ impl Recorder {
 
 #[async_trait]
 impl Engine for Recorder {
+    fn capabilities(&self) -> tables_core::EngineCapabilities {
+        self.inner.capabilities()
+    }
+
     async fn create_table(&self, table: &str) -> Result<()> {
         self.record(Call::Other);
         self.inner.create_table(table).await
