@@ -547,12 +547,12 @@ step "install the JS SDK" install_js_sdk
 step "install the Python SDK" install_py_sdk
 # The test binaries are built first, then run side by side (TABLES_TEST_JOBS at a
 # time): most of them wait on the servers, not on the CPU. The longest start first.
-# The server's request parsers are fuzzed with 200,000 cases here, a million under
+# The server's request parsers are fuzzed with 100,000 cases here, a million under
 # TABLES_THOROUGH=1 (plain `cargo test` runs 20,000); the fault and randomized tests
 # run their CI-sized counts unless TABLES_THOROUGH=1 (see tests/src/sizes.rs).
 case "${TABLES_THOROUGH:-}" in
     1 | true | TRUE | yes | YES) FUZZ_CASES=1000000 ;;
-    *) FUZZ_CASES=200000 ;;
+    *) FUZZ_CASES=100000 ;;
 esac
 TEST_BUILD_JSON="$WORK_DIR/test-build.json"
 step "build the tests" limited "$TEST_TIMEOUT" sh -c \
