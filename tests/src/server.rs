@@ -21,20 +21,29 @@ pub const URL_VAR: &str = "TABLES_TEST_SERVER_URL";
 ///
 /// If no variable is set and an in-process server can't start.
 pub fn url() -> String {
-    if let Ok(url) = std::env::var(URL_VAR) {
+    static IN_PROCESS: OnceLock<RunningServer> = OnceLock::new();
+    from_var_or_in_process(URL_VAR, &IN_PROCESS, Server::builder)
+}
+
+/// The URL in `var`, else that of a server `builder` makes, started in process (on
+/// a free loopback port, its own thread) the first time and kept in `slot`.
+fn from_var_or_in_process(
+    var: &str,
+    slot: &OnceLock<RunningServer>,
+    builder: impl FnOnce() -> Server,
+) -> String {
+    if let Ok(url) = std::env::var(var) {
         if !url.trim().is_empty() {
             return url.trim().trim_end_matches('/').to_owned();
         }
     }
-    static IN_PROCESS: OnceLock<RunningServer> = OnceLock::new();
-    IN_PROCESS
-        .get_or_init(|| {
-            Server::builder()
-                .port(0)
-                .start_on_own_thread(2)
-                .expect("an in-process tables-server starts on a free loopback port")
-        })
-        .url()
+    slot.get_or_init(|| {
+        builder()
+            .port(0)
+            .start_on_own_thread(2)
+            .expect("an in-process tables-server starts on a free loopback port")
+    })
+    .url()
 }
 
 /// The variable naming the run's `tables-server --profile cosmos` account URL.
@@ -47,23 +56,10 @@ pub const COSMOS_URL_VAR: &str = "TABLES_TEST_SERVER_COSMOS_URL";
 ///
 /// If no variable is set and an in-process server can't start.
 pub fn cosmos_url() -> String {
-    if let Ok(url) = std::env::var(COSMOS_URL_VAR) {
-        if !url.trim().is_empty() {
-            return url.trim().trim_end_matches('/').to_owned();
-        }
-    }
     static IN_PROCESS: OnceLock<RunningServer> = OnceLock::new();
-    IN_PROCESS
-        .get_or_init(|| {
-            Server::builder()
-                .port(0)
-                .engine_options(tables_mem::MemOptions::cosmos(11))
-                .start_on_own_thread(2)
-                .expect(
-                    "an in-process tables-server (Cosmos profile) starts on a free loopback port",
-                )
-        })
-        .url()
+    from_var_or_in_process(COSMOS_URL_VAR, &IN_PROCESS, || {
+        Server::builder().engine_options(tables_mem::MemOptions::cosmos(11))
+    })
 }
 
 /// A remote engine on the run's Cosmos-profile server, signing with SharedKey,

@@ -286,23 +286,36 @@ pub(crate) fn new_intent_key(partition_key: &str) -> EntityKey {
 ///
 /// [`ErrorKind::Decode`] if the row holds no readable intent.
 pub(crate) fn parse_intent(row: &DynamicEntity) -> Result<IntentDoc> {
+    read_doc(row, "intent row", INTENT_PROPERTY, |doc: &IntentDoc| doc.v)
+}
+
+/// Reads the JSON document a row of the client's own (`what`: an intent row, a
+/// move row) keeps in `property`, in this client's format version.
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`] naming the row and the property: no string there,
+/// unreadable JSON, another format version.
+pub(crate) fn read_doc<D: serde::de::DeserializeOwned>(
+    row: &DynamicEntity,
+    what: &str,
+    property: &str,
+    version: impl Fn(&D) -> u32,
+) -> Result<D> {
     let fail = |why: String| {
-        Error::new(
-            ErrorKind::Decode,
-            format!("the intent row {} {why}", row.key()),
-        )
-        .with_entity_key(row.key())
-        .with_property(INTENT_PROPERTY)
+        Error::new(ErrorKind::Decode, format!("the {what} {} {why}", row.key()))
+            .with_entity_key(row.key())
+            .with_property(property)
     };
-    let Some(Value::String(text)) = row.get(INTENT_PROPERTY) else {
-        return Err(fail(format!("has no string `{INTENT_PROPERTY}` property")));
+    let Some(Value::String(text)) = row.get(property) else {
+        return Err(fail(format!("has no string `{property}` property")));
     };
-    let doc: IntentDoc =
+    let doc: D =
         serde_json::from_str(text).map_err(|e| fail(format!("holds unreadable JSON: {e}")))?;
-    if doc.v != FORMAT_VERSION {
+    if version(&doc) != FORMAT_VERSION {
         return Err(fail(format!(
             "has format version {}; this client reads version {FORMAT_VERSION}",
-            doc.v
+            version(&doc)
         )));
     }
     Ok(doc)

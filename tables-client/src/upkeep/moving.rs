@@ -109,25 +109,7 @@ fn move_row(key: &EntityKey, doc: &MoveDoc) -> Result<DynamicEntity> {
 }
 
 fn parse_move(row: &DynamicEntity) -> Result<MoveDoc> {
-    let fail = |why: String| {
-        Error::new(
-            ErrorKind::Decode,
-            format!("the move row {} {why}", row.key()),
-        )
-        .with_entity_key(row.key())
-    };
-    let Some(Value::String(text)) = row.get(MOVE_PROPERTY) else {
-        return Err(fail(format!("has no string `{MOVE_PROPERTY}` property")));
-    };
-    let doc: MoveDoc =
-        serde_json::from_str(text).map_err(|e| fail(format!("holds unreadable JSON: {e}")))?;
-    if doc.v != FORMAT_VERSION {
-        return Err(fail(format!(
-            "has format version {}; this client reads version {FORMAT_VERSION}",
-            doc.v
-        )));
-    }
-    Ok(doc)
+    super::intents::read_doc(row, "move row", MOVE_PROPERTY, |doc: &MoveDoc| doc.v)
 }
 
 fn fence_row(key: &EntityKey, state: &str) -> DynamicEntity {
