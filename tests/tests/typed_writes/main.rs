@@ -517,7 +517,7 @@ async fn lookups_through_copies(backend: Backend) -> Result<()> {
     let nobody = Employee::email_key("Sales", "nobody@x.com")?;
     assert!(staff.get_by_index(nobody).await?.is_none());
     // A key of an unknown index, or of the wrong kind of index, does not compile
-    // (tests/ui/fail/index_key_*.rs).
+    // (compile-tests/ui/fail/index_key_*.rs).
     let none = Employee::last_name_key("Sales", "Nobody")?;
     assert!(staff.get_all_by_index(none).await?.is_empty());
     Ok(())
@@ -820,7 +820,7 @@ async fn unions_keep_their_variants_indexes(backend: Backend) -> Result<()> {
 /// Keys know their type and their index: a union's table takes its variants'
 /// keys (reads, deletes, index lookups), and dynamic code gets plain `EntityKey`s
 /// out of them and declares keys from elsewhere with `Key::from_entity_key`. (Keys
-/// of another type or index do not compile: tests/ui/fail/key_*.rs.)
+/// of another type or index do not compile: compile-tests/ui/fail/key_*.rs.)
 async fn typed_keys_reach_their_rows(backend: Backend) -> Result<()> {
     let service = backend.service();
     create_tables(&service).await?;

@@ -166,7 +166,10 @@ pub struct Department {
 
 /// A price, over the field types beyond the basics.
 #[derive(Entity, Debug, Clone, PartialEq)]
-#[entity(partition_key = "{shop}", row_key = "p_{grade}_{tier:07}_{from}_{rank:signed}")]
+#[entity(
+    partition_key = "{shop}",
+    row_key = "p_{grade}_{tier:07}_{from}_{rank:signed}"
+)]
 #[entity(index_entity(name = "by_label", row_key = "label_{label}"))]
 pub struct Price {
     /// The shop: a whole key of another text type.
@@ -236,8 +239,14 @@ fn main() -> tables_client::Result<()> {
         amount: rust_decimal::Decimal::ONE,
         picture: bytes::Bytes::new(),
     };
-    assert!(price.to_entity().is_err(), "a date before year 1 has no stored form");
-    assert!(Price::HOLDS.gt(std::time::Duration::ZERO).to_odata().contains("holds"));
+    assert!(
+        price.to_entity().is_err(),
+        "a date before year 1 has no stored form"
+    );
+    assert!(Price::HOLDS
+        .gt(std::time::Duration::ZERO)
+        .to_odata()
+        .contains("holds"));
     let row = e.to_entity()?;
     assert_eq!(e.index_copies(&row)?.len(), 3);
     assert_eq!(e.index_entries()?.len(), 1);
