@@ -73,7 +73,8 @@ def package_name(binary):
 SHARDS = [
     ("azurite", ["azurite::"], None),
     ("server", ["server::"], None),
-    ("rest", ["--skip", "azurite::", "--skip", "server::"], None),
+    ("server_cosmos", ["server_cosmos::"], None),
+    ("rest", ["--skip", "azurite::", "--skip", "server::", "--skip", "server_cosmos::"], None),
 ]
 
 

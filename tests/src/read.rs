@@ -102,6 +102,32 @@ pub async fn row_keys_matching(
     Ok(rows.into_iter().map(|e| e.row_key).collect())
 }
 
+/// `seen` (keys in the order pages returned them) as a client must read them: as
+/// they came on an engine with ordered results; on an engine whose results come in
+/// any order ([`tables_core::EngineCapabilities::ordered_results`] `false`), checked
+/// to hold no key twice and then sorted by key (ordinal, as the service orders).
+///
+/// # Panics
+///
+/// If an unordered engine returned a key twice.
+pub fn in_client_order(
+    engine: &dyn Engine,
+    mut seen: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    if engine.capabilities().ordered_results {
+        return seen;
+    }
+    let count = seen.len();
+    seen.sort_by(|a, b| cmp_ordinal(&a.0, &b.0).then_with(|| cmp_ordinal(&a.1, &b.1)));
+    seen.dedup();
+    assert_eq!(
+        seen.len(),
+        count,
+        "the unordered query returned a row twice"
+    );
+    seen
+}
+
 /// The (PartitionKey, RowKey) pairs of `rows`.
 pub fn keys(rows: &[DynamicEntity]) -> Vec<(String, String)> {
     rows.iter()

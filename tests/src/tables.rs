@@ -30,7 +30,11 @@ pub async fn create_table_twice_in_any_case_conflicts(
     if engine.capabilities().case_sensitive_table_names {
         // Cosmos DB for Table: another case is another table.
         engine.create_table(&upper).await?;
+        // A prefix compares case-sensitively too: each case is listed under its own.
         let mut listed = list_all_tables(engine, ctx.prefix(), None).await?;
+        if ctx.prefix() != ctx.prefix().to_uppercase() {
+            listed.extend(list_all_tables(engine, &ctx.prefix().to_uppercase(), None).await?);
+        }
         listed.sort();
         let mut both = vec![name, upper];
         both.sort();

@@ -31,6 +31,29 @@ mod mem_page_size_1 {
     );
 }
 
+/// The mem engine's Cosmos DB for Table profile: results in a seeded hash order
+/// within and across pages, case-sensitive table names, Timestamp filters that match
+/// nothing, Cosmos's key and batch limits.
+mod mem_cosmos {
+    use super::*;
+
+    tables_tests::conformance_suite!(
+        MemEngine::with_options(MemOptions::cosmos(7)),
+        Capabilities::cosmos()
+    );
+}
+
+/// The Cosmos profile with one-row pages: every scenario also resumes the hash order
+/// from a token.
+mod mem_cosmos_page_size_1 {
+    use super::*;
+
+    tables_tests::conformance_suite!(
+        MemEngine::with_options(MemOptions::cosmos(3).with_page_size(1)),
+        Capabilities::cosmos()
+    );
+}
+
 /// The prefix of the [`prefixed`] run's tables.
 const PREFIX: &str = "prefixed";
 

@@ -395,6 +395,7 @@ async fn untagged_types_skip_other_kinds_rows(backend: Backend) {
     let first = orders
         .query()
         .partition("ann")
+        .order_in_client(1_000)
         .take(2)
         .collect()
         .await

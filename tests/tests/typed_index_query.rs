@@ -99,7 +99,13 @@ fn ids<T, F: Fn(&T) -> u32>(items: &[T], id: F) -> Vec<u32> {
 async fn index_queries_read_in_the_indexs_order(backend: Backend) {
     let fixture = backend.fresh();
     let tickets = tickets(&fixture.service).await;
-    let ann = || tickets.query_index(Ticket::by_assignee_partition("ann").unwrap());
+    // In the index's order on every engine (on an unordered one, the Cosmos
+    // profile, ordered on the client; elsewhere this changes nothing).
+    let ann = || {
+        tickets
+            .query_index(Ticket::by_assignee_partition("ann").unwrap())
+            .order_in_client(1_000)
+    };
 
     // Ann's tickets, newest first: the by_assignee order.
     let newest = ann().collect().await.unwrap();
@@ -149,7 +155,12 @@ async fn index_queries_read_in_the_indexs_order(backend: Backend) {
     }
     assert_eq!(paged, [4, 5, 2, 1, 7]);
     // A token of the primary query is not one of the index query.
-    let primary = tickets.query().partition("web").page_size(2).page(None);
+    let primary = tickets
+        .query()
+        .partition("web")
+        .order_in_client(1_000)
+        .page_size(2)
+        .page(None);
     let primary_token = primary.await.unwrap().next;
     let err = query.page(Some(&primary_token)).await.unwrap_err();
     assert_eq!(
@@ -202,8 +213,20 @@ async fn a_reader_of_an_eventually_consistent_index(backend: Backend) {
     let tickets = tickets(&fixture.service).await;
     let (crashing, recorder) = Recorder::wrap(&fixture.service);
     let crashing = crashing.table::<Ticket>(TICKETS);
-    let ann = || tickets.query_index(Ticket::by_assignee_partition("ann").unwrap());
-    let bob = || tickets.query_index(Ticket::by_assignee_partition("bob").unwrap());
+    // In the index's order on every engine (on an unordered one, the Cosmos
+    // profile, ordered on the client; elsewhere this changes nothing).
+    let ann = || {
+        tickets
+            .query_index(Ticket::by_assignee_partition("ann").unwrap())
+            .order_in_client(1_000)
+    };
+    // In the index's order on every engine (on an unordered one, the Cosmos
+    // profile, ordered on the client; elsewhere this changes nothing).
+    let bob = || {
+        tickets
+            .query_index(Ticket::by_assignee_partition("bob").unwrap())
+            .order_in_client(1_000)
+    };
 
     // Ticket 5 moves from Ann to Bob, ticket 7 is deleted, ticket 8 is new for Ann:
     // each writer dies right after its transaction commits.

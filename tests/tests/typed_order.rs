@@ -166,4 +166,4 @@ async fn a_log_tail_reads_the_newest_rows_or_refuses(backend: Backend) {
         || (w[0].submitted == w[1].submitted && w[0].account < w[1].account)));
 }
 
-tables_tests::typed_matrix!(cosmos; a_log_tail_reads_the_newest_rows_or_refuses);
+tables_tests::typed_matrix!(a_log_tail_reads_the_newest_rows_or_refuses);

@@ -204,7 +204,13 @@ async fn queries_return_whole_entities_never_parts(backend: Backend) -> Result<(
     }
     assert_eq!(table.query().collect().await?, docs.to_vec());
     assert_eq!(
-        table.query().partition("docs").take(2).collect().await?,
+        table
+            .query()
+            .partition("docs")
+            .order_in_client(1_000)
+            .take(2)
+            .collect()
+            .await?,
         docs[..2].to_vec()
     );
     let titled = table

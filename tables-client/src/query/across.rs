@@ -9,7 +9,7 @@ use futures::future::join_all;
 use futures::{Stream, StreamExt};
 use tables_core::{EntityKey, Error, ErrorKind, Result, Row};
 
-use super::Query;
+use super::{Order, Query};
 use crate::table::Versioned;
 
 type Items<T> = Pin<Box<dyn Stream<Item = Result<Versioned<T>>> + Send>>;
@@ -111,7 +111,21 @@ impl<T: Row> AcrossPartitions<T> {
     /// RowKey, then PartitionKey). Each partition's query runs at once; each
     /// prefetches as [`Query::stream_versioned`] does, so the merge holds at most two
     /// pages per partition. `take` counts merged items.
+    ///
+    /// On an engine whose results come in any order (Cosmos DB for Table) the merge
+    /// needs each partition in key order: the stream's only item is a refusal unless
+    /// the query says [`Query::order_in_client`] (each partition read whole, at most
+    /// that many rows each, and ordered on the client) or [`Query::any_order`]
+    /// (every row once, in no particular order).
     pub fn stream_versioned(self) -> impl Stream<Item = Result<Versioned<T>>> + Send + 'static {
+        self.stream_as("stream_versioned")
+    }
+
+    /// [`AcrossPartitions::stream_versioned`], refusing as the `call` the caller made.
+    fn stream_as(
+        self,
+        call: &'static str,
+    ) -> impl Stream<Item = Result<Versioned<T>>> + Send + 'static {
         let AcrossPartitions { query, partitions } = self;
         let refused = if query.partition.is_some() {
             Some(Error::local(
@@ -124,7 +138,7 @@ impl<T: Row> AcrossPartitions<T> {
                 "across_partitions needs at least one partition",
             ))
         } else {
-            None
+            order_refusal(&query, call)
         };
         let remaining = query.take;
         let streams: Vec<Items<T>> = if refused.is_some() {
@@ -151,22 +165,69 @@ impl<T: Row> AcrossPartitions<T> {
 
     /// As [`AcrossPartitions::stream_versioned`], the values only.
     pub fn stream(self) -> impl Stream<Item = Result<T>> + Send + 'static {
-        self.stream_versioned()
+        self.stream_as("stream")
             .map(|item| item.map(Versioned::into_value))
     }
 
-    /// Every item of every partition, merged in key order.
+    /// Every item of every partition, merged in key order. On an engine whose
+    /// results come in any order (Cosmos DB for Table) the rows are ordered on the
+    /// client (they are all held anyway); with `take(n)` that needs
+    /// [`Query::order_in_client`] or [`Query::any_order`].
     ///
     /// # Errors
     ///
     /// The first error of any partition's query, or the first item that fails to
     /// decode.
-    pub async fn collect(self) -> Result<Vec<T>> {
-        let mut stream = std::pin::pin!(self.stream());
+    pub async fn collect(mut self) -> Result<Vec<T>> {
+        let unordered = !self.query.service.engine().capabilities().ordered_results;
+        if unordered && self.query.order == Order::Key && self.query.take.is_none() {
+            // Every row is held anyway: read them in any order, then order them as
+            // the merge would (by RowKey, then PartitionKey).
+            self.query.order = Order::Any;
+            let mut stream = std::pin::pin!(self.stream_as("collect"));
+            let mut keyed = Vec::new();
+            while let Some(item) = stream.next().await {
+                let value = item?.into_value();
+                keyed.push((EntityKey::from(value.entity_key()?), value));
+            }
+            keyed.sort_by(|(a, _), (b, _)| {
+                tables_core::key::cmp_ordinal(&a.row_key, &b.row_key)
+                    .then_with(|| tables_core::key::cmp_ordinal(&a.partition_key, &b.partition_key))
+            });
+            return Ok(keyed.into_iter().map(|(_, value)| value).collect());
+        }
+        let mut stream = std::pin::pin!(self
+            .stream_as("collect")
+            .map(|item| item.map(Versioned::into_value)));
         let mut values = Vec::new();
         while let Some(item) = stream.next().await {
             values.push(item?);
         }
         Ok(values)
     }
+}
+
+/// The refusal of a merge in key order over an engine whose results come in any
+/// order, unless the query said how to order them; `None` when the merge is right.
+fn order_refusal<T>(query: &Query<T>, call: &str) -> Option<Error> {
+    let capabilities = query.service.engine().capabilities();
+    if capabilities.ordered_results || query.order != Order::Key {
+        return None;
+    }
+    let take = match query.take {
+        Some(n) => format!(" take({n}) would keep any {n} rows, and"),
+        None => String::new(),
+    };
+    Some(Error::new(
+        ErrorKind::InvalidQuery,
+        format!(
+            "`across_partitions(..).{call}` on table {:?} merges the partitions in key order, \
+             and {} returns query results in any order, so{take} the merge would not be in \
+             key order; call .order_in_client(max_rows) on the query to read each partition \
+             whole and order it on the client (at most max_rows rows each), .any_order() if \
+             any order will do, or collect() without take to read every row and order them. \
+             Nothing was sent",
+            query.table, capabilities.service
+        ),
+    ))
 }

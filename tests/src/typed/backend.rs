@@ -57,12 +57,19 @@ impl Backend {
         }
     }
 
+    /// Whether this backend's engine returns query results in key order
+    /// ([`tables_core::EngineCapabilities::ordered_results`]): `false` on the
+    /// Cosmos DB for Table profile, mem or server.
+    pub fn ordered(&self) -> bool {
+        !matches!(self, Backend::MemCosmos(_) | Backend::ServerCosmos)
+    }
+
     /// The steps (engine calls, counted from 1) of an operation of `steps` calls
     /// that a crash matrix fails at on this backend: every one, except on Azurite
     /// outside `TABLES_THOROUGH=1` runs, where every test of the run waits on one
     /// Azurite process: there the first and the middle step (the first fails the
     /// operation itself, the middle one its upkeep); on
-    /// `tables-server` every third step and the last (the mem engines still fail
+    /// `tables-server` (either profile) every third step and the last (the mem engines still fail
     /// every step, so each step is proven; the remote backends prove the wire at a
     /// sample).
     pub fn crash_steps(&self, steps: u64) -> Vec<u64> {
@@ -72,8 +79,8 @@ impl Backend {
                 sample.dedup();
                 sample
             }
-            // tables-server: every third step and the last.
-            Backend::Server(_) if !crate::sizes::thorough() => {
+            // tables-server, either profile: every third step and the last.
+            Backend::Server(_) | Backend::ServerCosmos if !crate::sizes::thorough() => {
                 (1..=steps).filter(|n| n % 3 == 1 || *n == steps).collect()
             }
             _ => (1..=steps).collect(),

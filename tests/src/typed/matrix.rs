@@ -66,7 +66,7 @@ pub mod __backend {
     }
 }
 
-/// Expands to one test per scenario and engine configuration, in four modules:
+/// Expands to one test per scenario and engine configuration, in six modules:
 ///
 /// - `mem`: the mem engine with its default paging ([`Backend::Mem`]);
 /// - `one_row_pages`: the mem engine returning one entity per page and ending pages
@@ -76,14 +76,18 @@ pub mod __backend {
 ///   `SKIPPED` line and passes, except under `CI=true`, where it fails;
 /// - `server`: the remote engine on the run's `tables-server`
 ///   ([`Backend::Server`]), each test in its own table namespace; never skipped;
-/// - with `cosmos;` first, also `mem_cosmos` (the mem engine's Cosmos DB for
-///   Table profile, [`Backend::MemCosmos`]: results in any order, Cosmos's limits)
-///   and `server_cosmos` (the remote engine on the run's `tables-server --profile
-///   cosmos`, [`Backend::ServerCosmos`]); never skipped.
+/// - `mem_cosmos`: the mem engine's Cosmos DB for Table profile
+///   ([`Backend::MemCosmos`]: results in any order, Cosmos's limits);
+/// - `server_cosmos`: the remote engine on the run's `tables-server --profile
+///   cosmos` ([`Backend::ServerCosmos`]); never skipped.
+///
+/// Every scenario passes on the Cosmos profile too, or checks that the client
+/// refuses there with its documented error: never a wrong answer.
 ///
 /// So `cargo test` names each run `file::mem::scenario`,
 /// `file::one_row_pages::scenario`, `file::azurite::scenario`,
-/// `file::server::scenario`.
+/// `file::server::scenario`, `file::mem_cosmos::scenario`,
+/// `file::server_cosmos::scenario`.
 ///
 /// Each scenario is a function of the invoking module,
 /// `async fn name(backend: Backend) -> R`, where `R` is `()` or a `Result` whose
@@ -115,11 +119,6 @@ pub mod __backend {
 /// ```
 #[macro_export]
 macro_rules! typed_matrix {
-    (cosmos; $($(#[$attr:meta])? $name:ident),* $(,)?) => {
-        $crate::__typed_matrix!([] { $([$(#[$attr])?] $name)* });
-        $crate::__typed_engine!(mem_cosmos [] { $([$(#[$attr])?] $name)* });
-        $crate::__typed_engine!(server_cosmos [] { $([$(#[$attr])?] $name)* });
-    };
     (runtime: #[$runtime:meta]; $($(#[$attr:meta])? $name:ident),* $(,)?) => {
         $crate::__typed_matrix!([#[$runtime]] { $([$(#[$attr])?] $name)* });
     };
@@ -136,6 +135,8 @@ macro_rules! __typed_matrix {
         $crate::__typed_engine!(one_row_pages $default $scenarios);
         $crate::__typed_engine!(azurite $default $scenarios);
         $crate::__typed_engine!(server $default $scenarios);
+        $crate::__typed_engine!(mem_cosmos $default $scenarios);
+        $crate::__typed_engine!(server_cosmos $default $scenarios);
     };
 }
 
