@@ -475,8 +475,30 @@ run_example() {
                 return 2
                 ;;
         esac
-        limited "$EXAMPLE_TIMEOUT" "$EXAMPLES_DIR/$1"
+        mkdir -p "$WORK_DIR/examples"
+        limited "$EXAMPLE_TIMEOUT" "$EXAMPLES_DIR/$1" | tee "$WORK_DIR/examples/$1.$2.out"
     )
+}
+
+# same_log_tail: the log-tail example printed the same ten newest rows (its part 2)
+# on the server as Azure Storage and as Cosmos DB for Table, whose results come in
+# any order.
+same_log_tail() {
+    local azure="$WORK_DIR/examples/expense_log_tail.server.out"
+    local cosmos="$WORK_DIR/examples/expense_log_tail.cosmos.out"
+    local tail_azure tail_cosmos
+    tail_azure="$(sed -n '/^2\./,/^$/p' "$azure")" || return 1
+    tail_cosmos="$(sed -n '/^2\./,/^$/p' "$cosmos")" || return 1
+    if [ -z "$tail_azure" ] || [ "$(printf '%s\n' "$tail_azure" | grep -c '^   #')" -ne 10 ]; then
+        echo "no ten rows in part 2 of $azure" >&2
+        return 1
+    fi
+    printf '%s\n' "$tail_azure"
+    if [ "$tail_azure" != "$tail_cosmos" ]; then
+        echo "the Cosmos profile printed another log tail:" >&2
+        diff <(printf '%s\n' "$tail_azure") <(printf '%s\n' "$tail_cosmos") >&2
+        return 1
+    fi
 }
 
 # ---------------------------------------------------------------------------
@@ -595,6 +617,9 @@ elif examples="$(list_examples)" && [ -n "$examples" ]; then
             step "example $example (server, Cosmos profile)" run_example "$example" cosmos
         fi
     done <<<"$examples"
+    if [ -n "${TABLES_TEST_SERVER_COSMOS_URL:-}" ]; then
+        step "expense_log_tail: the same ten newest on Azure's and Cosmos's profile" same_log_tail
+    fi
 else
     echo "no examples found in package $EXAMPLES_PACKAGE" >&2
     record FAIL "discover examples" 0
