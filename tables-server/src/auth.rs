@@ -11,7 +11,7 @@ use tables_core::auth::{
     SasToken, TableSasFields, SAS_PARAMETERS,
 };
 use tables_core::service::acl::SignedIdentifier;
-use tables_core::{DateTime, EntityKey};
+use tables_core::{DateTime, Engine as _, EntityKey};
 
 use crate::account::Account;
 use crate::handle::AccountState;
@@ -39,6 +39,8 @@ pub(crate) enum Access {
         permissions: String,
         range: Option<SasKeyRange>,
     },
+    /// A bearer token (`--oauth`): its principal's data role.
+    Bearer(crate::oauth::Bearer),
 }
 
 /// The kind of resource an operation acts on, as an account SAS's `srt` names it.
@@ -63,6 +65,20 @@ impl Access {
     pub(crate) fn allow(&self, scope: Scope, any_of: &str, what: &str) -> Result<(), Failure> {
         match self {
             Access::Full => Ok(()),
+            Access::Bearer(bearer) => match scope {
+                Scope::Service => bearer.allow_service(what),
+                Scope::Tables => bearer.allow_data(any_of, what).or_else(|err| {
+                    // Any one of the letters will do for a table operation.
+                    if any_of
+                        .chars()
+                        .any(|c| bearer.allow_data(&c.to_string(), what).is_ok())
+                    {
+                        Ok(())
+                    } else {
+                        Err(err)
+                    }
+                }),
+            },
             Access::Table { .. } => Err(Failure::new(
                 403,
                 "AuthorizationFailure",
@@ -105,6 +121,14 @@ impl Access {
     pub(crate) fn allow_key_only(&self, what: &str) -> Result<(), Failure> {
         match self {
             Access::Full => Ok(()),
+            Access::Bearer(_) => Err(Failure::new(
+                403,
+                "AuthorizationFailure",
+                format!(
+                    "{what} needs the account key (SharedKey); a bearer token may not do it \
+                     (stored access policies are not served with Entra ID)"
+                ),
+            )),
             _ => Err(Failure::new(
                 403,
                 "AuthorizationFailure",
@@ -131,6 +155,7 @@ impl Access {
     ) -> Result<(), Failure> {
         let granted = match self {
             Access::Full => return Ok(()),
+            Access::Bearer(bearer) => return bearer.allow_data(all_of, what),
             Access::Account {
                 resource_types,
                 permissions,
@@ -227,6 +252,24 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
              sign it with the account key (SharedKey) or add a SAS",
         ));
     };
+    if authorization_header.starts_with("Bearer") {
+        let Some(oauth) = &state.oauth else {
+            return Err(failed(
+                "the request carries a bearer token, and this server accepts them only when \
+                 started with --oauth (over HTTPS, --cert and --key); sign with the account \
+                 key or a SAS, or start it so",
+            ));
+        };
+        return oauth
+            .authenticate(
+                authorization_header,
+                request.scheme == "https",
+                account.name(),
+                state.engine.capabilities().service,
+                SystemTime::now(),
+            )
+            .map(Access::Bearer);
+    }
     let authorization = Authorization::parse(authorization_header).ok_or_else(|| {
         failed(
             "the Authorization header is not `SharedKey <account>:<signature>` or \

@@ -177,6 +177,7 @@ async fn fresh_state() -> State {
         fault_control: false,
         limits: crate::limits::Limits::default(),
         budget: crate::limits::Budget::new(1 << 20),
+        tls: None,
     }
 }
 
@@ -276,7 +277,7 @@ fn run(
         return Ok(None);
     };
     let peer = SocketAddr::new(case.peer, 50_000);
-    let request = match read(parts, Bytes::from(case.body.clone()), peer) {
+    let request = match read(parts, Bytes::from(case.body.clone()), peer, false) {
         Ok(request) => request,
         Err(failure) if (400..500).contains(&failure.status) => {
             if verbose {

@@ -31,6 +31,8 @@ pub(crate) struct State {
     pub(crate) limits: crate::limits::Limits,
     /// The request body bytes held now, against `limits.max_buffered_bytes`.
     pub(crate) budget: Arc<crate::limits::Budget>,
+    /// The certificate served over HTTPS (`--cert`, `--key`); `None`: plain HTTP.
+    pub(crate) tls: Option<crate::tls::Tls>,
 }
 
 /// One account: its keys, its data, its tables' stored access policies and its
@@ -44,6 +46,8 @@ pub(crate) struct AccountState {
     acls: Arc<Mutex<HashMap<String, Vec<SignedIdentifier>>>>,
     properties: Arc<Mutex<ServiceProperties>>,
     pub(crate) journal: Option<Arc<Journal>>,
+    /// How bearer tokens are accepted (`--oauth`); `None`: they are refused.
+    pub(crate) oauth: Option<Arc<crate::oauth::OAuth>>,
 }
 
 impl AccountState {
@@ -65,6 +69,7 @@ impl AccountState {
             acls: Arc::new(Mutex::new(restored.acls)),
             properties: Arc::new(Mutex::new(restored.properties)),
             journal,
+            oauth: None,
         }
     }
 

@@ -84,8 +84,12 @@ pub(crate) async fn serve(
                 };
                 let _ = stream.set_nodelay(true);
                 let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                    if let Ok(permit) = Arc::clone(&busy).try_acquire_owned() {
-                        connections.spawn(answer_busy(stream, state.limits.clone(), permit));
+                    // Over HTTPS the busy answer would need a handshake first, the work
+                    // the limit saves: the connection is closed instead.
+                    if state.tls.is_none() {
+                        if let Ok(permit) = Arc::clone(&busy).try_acquire_owned() {
+                            connections.spawn(answer_busy(stream, state.limits.clone(), permit));
+                        }
                     }
                     continue;
                 };
@@ -93,7 +97,7 @@ pub(crate) async fn serve(
                 turn = (turn + 1) % (workers.len() + 1);
                 match workers.get(turn) {
                     None => {
-                        connections.spawn(serve_connection(stream, state, peer, permit));
+                        connections.spawn(serve_stream(stream, state, peer, permit));
                     }
                     Some(worker) => {
                         // Moved to the worker's runtime: registered there afresh.
@@ -101,7 +105,7 @@ pub(crate) async fn serve(
                         connections.spawn_on(
                             async move {
                                 if let Ok(stream) = TcpStream::from_std(stream) {
-                                    serve_connection(stream, state, peer, permit).await;
+                                    serve_stream(stream, state, peer, permit).await;
                                 }
                             },
                             worker,
@@ -135,19 +139,46 @@ fn http1_builder(header_timeout: std::time::Duration) -> http1::Builder {
     builder
 }
 
-/// Answers the requests of one connection until it closes, or sends no request
-/// in time.
-async fn serve_connection(
+/// Serves one accepted connection: over TLS when the server has a certificate
+/// (a handshake that doesn't finish within the header timeout closes it), plain
+/// HTTP otherwise.
+async fn serve_stream(
     stream: TcpStream,
     state: Arc<State>,
     peer: SocketAddr,
     permit: OwnedSemaphorePermit,
 ) {
+    match state.tls.clone() {
+        None => serve_connection(stream, state, peer, permit, false).await,
+        Some(tls) => {
+            let handshake = tls.acceptor().accept(stream);
+            match tokio::time::timeout(state.limits.header_timeout, handshake).await {
+                Ok(Ok(stream)) => serve_connection(stream, state, peer, permit, true).await,
+                Ok(Err(err)) => {
+                    tracing::debug!(%peer, "TLS handshake failed: {err}");
+                }
+                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+            }
+        }
+    }
+}
+
+/// Answers the requests of one connection until it closes, or sends no request
+/// in time.
+async fn serve_connection<S>(
+    stream: S,
+    state: Arc<State>,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+    https: bool,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let mut builder = http1_builder(state.limits.header_timeout);
     builder.keep_alive(true);
     let service = service_fn(move |request| {
         let state = Arc::clone(&state);
-        async move { answer(&state, request, peer).await }
+        async move { answer(&state, request, peer, https).await }
     });
     let _ = builder
         .serve_connection(TokioIo::new(stream), service)
@@ -203,6 +234,7 @@ async fn answer(
     state: &State,
     request: hyper::Request<Incoming>,
     peer: SocketAddr,
+    https: bool,
 ) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let request_id = request_id();
     let (parts, body) = request.into_parts();
@@ -246,7 +278,7 @@ async fn answer(
             reply.with_header(header::CONNECTION, "close")
         }
         Ok((body, held)) => {
-            let reply = match read(parts, body, peer) {
+            let reply = match read(parts, body, peer, https) {
                 Ok(request) => serve_request(state, &request, &request_id).await?,
                 Err(failure) => failure.reply(&request_id, false),
             };
@@ -407,6 +439,7 @@ pub(crate) fn read(
     parts: hyper::http::request::Parts,
     body: Bytes,
     peer: SocketAddr,
+    https: bool,
 ) -> Result<Request, Failure> {
     let wire_method = parts.method;
     let mut tunnelled = parts.headers.get_all(names::X_HTTP_METHOD).iter();
@@ -450,7 +483,7 @@ pub(crate) fn read(
         query,
         headers: parts.headers,
         body,
-        scheme: "http",
+        scheme: if https { "https" } else { "http" },
         peer: peer.ip(),
     })
 }
@@ -629,6 +662,7 @@ mod tests {
             fault_control: true,
             limits: crate::limits::Limits::default(),
             budget: crate::limits::Budget::new(1),
+            tls: None,
         };
         let date = httpdate::fmt_http_date(std::time::SystemTime::now());
         let key = state.accounts[&name].account.keys()[0].clone();
@@ -643,7 +677,7 @@ mod tests {
                 .unwrap()
                 .into_parts();
             let peer = std::net::SocketAddr::from((peer, 50_000));
-            let request = super::read(parts, bytes::Bytes::new(), peer).unwrap();
+            let request = super::read(parts, bytes::Bytes::new(), peer, false).unwrap();
             super::control(&state, &request).status
         };
         assert_eq!(ask([127, 0, 0, 1], &signature), 200);

@@ -37,11 +37,13 @@ mod fuzz;
 mod handle;
 mod http;
 mod limits;
+mod oauth;
 mod persist;
 mod reply;
 mod request;
 mod service;
 mod tables;
+mod tls;
 
 use std::collections::HashMap;
 use std::io;
@@ -58,7 +60,9 @@ use tokio::sync::watch;
 pub use account::Account;
 pub use faults::{FaultEffect, FaultRule, Faults};
 pub use limits::Limits;
+pub use oauth::{OAuth, Role};
 pub use persist::{Recovery, DEFAULT_JOURNAL_LIMIT};
+pub use tls::Tls;
 
 use handle::{AccountState, State};
 
@@ -79,6 +83,8 @@ pub struct Server {
     recovery: Recovery,
     limits: Limits,
     engine: MemOptions,
+    tls: Option<Tls>,
+    oauth: Option<OAuth>,
 }
 
 impl Default for Server {
@@ -95,6 +101,8 @@ impl Default for Server {
             recovery: Recovery::Strict,
             limits: Limits::default(),
             engine: MemOptions::default(),
+            tls: None,
+            oauth: None,
         }
     }
 }
@@ -104,6 +112,20 @@ impl Server {
     /// configured otherwise.
     pub fn builder() -> Server {
         Server::default()
+    }
+
+    /// Serves HTTPS with this certificate and key, instead of HTTP.
+    pub fn tls(mut self, tls: Tls) -> Server {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Accepts bearer tokens (Microsoft Entra ID) as [`OAuth`] says, beside
+    /// SharedKey and SAS. Azure takes them over HTTPS only, and so does the server:
+    /// give it a certificate ([`Server::tls`]).
+    pub fn oauth(mut self, oauth: OAuth) -> Server {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// The service each account plays, with its rules: Azure Storage's Table
@@ -273,14 +295,23 @@ impl Server {
         for rule in self.faults {
             faults.add(rule);
         }
+        let mut opened = open_accounts(
+            &accounts,
+            &self.engine,
+            self.data_dir.as_deref(),
+            self.journal_limit,
+            self.recovery,
+        )?;
+        if let Some(oauth) = self.oauth {
+            let oauth = Arc::new(oauth);
+            for state in opened.values_mut() {
+                state.oauth = Some(Arc::clone(&oauth));
+            }
+        }
+        let https = self.tls.is_some();
         let state = Arc::new(State {
-            accounts: open_accounts(
-                &accounts,
-                &self.engine,
-                self.data_dir.as_deref(),
-                self.journal_limit,
-                self.recovery,
-            )?,
+            accounts: opened,
+            tls: self.tls,
             faults: Arc::clone(&faults),
             fault_control: self.fault_control,
             budget: limits::Budget::new(self.limits.max_buffered_bytes),
@@ -290,6 +321,7 @@ impl Server {
         tokio::spawn(http::serve(listener, Arc::clone(&state), stopped, workers));
         Ok(RunningServer {
             addr,
+            https,
             accounts,
             faults,
             stop,
@@ -312,6 +344,7 @@ impl Server {
     ///
     /// If a runtime or thread can't be made or the address can't be bound.
     pub fn start_on_own_thread(self, threads: usize) -> io::Result<RunningServer> {
+        let https = self.tls.is_some();
         let runtime = single_threaded_runtime()?;
         let mut workers = Vec::new();
         for n in 1..threads.max(1) {
@@ -354,6 +387,7 @@ impl Server {
             .map_err(|_| io::Error::other("the server thread stopped before it started"))??;
         Ok(RunningServer {
             addr,
+            https,
             accounts,
             faults,
             stop,
@@ -451,6 +485,8 @@ fn close_journals<'a>(accounts: impl IntoIterator<Item = &'a AccountState>) {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    /// Whether it serves HTTPS.
+    https: bool,
     accounts: Vec<Account>,
     faults: Arc<Faults>,
     stop: watch::Sender<bool>,
@@ -472,14 +508,15 @@ impl RunningServer {
     }
 
     /// The table endpoint of its first account, path-style:
-    /// `http://127.0.0.1:<port>/<account>`.
+    /// `http://127.0.0.1:<port>/<account>` (`https://` when it serves HTTPS).
     pub fn url(&self) -> String {
         self.account_url(self.accounts[0].name())
     }
 
     /// The table endpoint of `account`, path-style.
     pub fn account_url(&self, account: &str) -> String {
-        format!("http://{}/{account}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}/{account}", self.addr)
     }
 
     /// The connection string of its first account, for any SDK:
@@ -487,7 +524,8 @@ impl RunningServer {
     pub fn connection_string(&self) -> String {
         let account = &self.accounts[0];
         format!(
-            "DefaultEndpointsProtocol=http;AccountName={};AccountKey={};TableEndpoint={}",
+            "DefaultEndpointsProtocol={};AccountName={};AccountKey={};TableEndpoint={}",
+            if self.https { "https" } else { "http" },
             account.name(),
             account.key_text(),
             self.url()

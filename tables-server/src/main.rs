@@ -20,7 +20,8 @@ use std::path::PathBuf;
 
 use tables_mem::MemOptions;
 use tables_server::{
-    Account, FaultRule, Limits, Recovery, Server, DEFAULT_JOURNAL_LIMIT, DEFAULT_PORT,
+    Account, FaultRule, Limits, OAuth, Recovery, Role, Server, Tls, DEFAULT_JOURNAL_LIMIT,
+    DEFAULT_PORT,
 };
 
 // The binary allocates with mimalloc: a request's and a page's small, short-lived
@@ -91,6 +92,23 @@ OPTIONS:
     --requests-per-second <N>
                              answer 429 with x-ms-retry-after-ms past N requests a
                              second (Cosmos DB's request units) [default: no limit]
+    --cert <PEM>             serve HTTPS with this certificate chain (leaf first);
+                             needs --key. Default: plain HTTP
+    --key <PEM>              the certificate's private key (PKCS #8, PKCS #1, SEC1)
+    --oauth                  accept bearer tokens (Microsoft Entra ID) over HTTPS:
+                             their form, exp, nbf, issuer and audience are checked
+                             (https://storage.azure.com, or https://cosmos.azure.com
+                             with --profile cosmos); the signature only with
+                             --oauth-hs256-secret-file. A principal with no role has
+                             full access, as on Azurite
+    --oauth-role <OID=ROLE>  give the principal with object id OID a data role:
+                             reader (Storage Table Data Reader) or contributor
+                             (Storage Table Data Contributor); repeatable
+    --oauth-require-role     refuse principals with no role (403), as Azure does
+    --oauth-hs256-secret-file <FILE>
+                             check each token's HS256 signature with the secret
+                             in FILE (Entra ID's own RSA signatures can't be checked
+                             here)
     -h, --help               print this help
 ";
 
@@ -108,6 +126,9 @@ struct Options {
     recovery: Recovery,
     limits: Limits,
     engine: MemOptions,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    oauth: Option<OAuth>,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> {
@@ -125,6 +146,9 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
         recovery: Recovery::Strict,
         limits: Limits::default(),
         engine: MemOptions::default(),
+        cert: None,
+        key: None,
+        oauth: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -173,6 +197,32 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
                 .faults
                 .push(value()?.parse().map_err(|e| format!("--fault: {e}"))?),
             "--fault-control" => options.fault_control = true,
+            "--cert" => options.cert = Some(PathBuf::from(value()?)),
+            "--key" => options.key = Some(PathBuf::from(value()?)),
+            "--oauth" => options.oauth = Some(options.oauth.take().unwrap_or_default()),
+            "--oauth-role" => {
+                let text = value()?;
+                let (oid, role) = text.split_once('=').ok_or_else(|| {
+                    format!("--oauth-role {text:?} is not OID=ROLE (reader or contributor)")
+                })?;
+                let role: Role = role.parse().map_err(|e| format!("--oauth-role: {e}"))?;
+                let oauth = options.oauth.take().unwrap_or_default();
+                options.oauth = Some(oauth.role(oid, role));
+            }
+            "--oauth-require-role" => {
+                options.oauth = Some(options.oauth.take().unwrap_or_default().require_role());
+            }
+            "--oauth-hs256-secret-file" => {
+                let path = PathBuf::from(value()?);
+                let secret = std::fs::read(&path).map_err(|e| {
+                    format!(
+                        "--oauth-hs256-secret-file: can't read {}: {e}",
+                        path.display()
+                    )
+                })?;
+                let oauth = options.oauth.take().unwrap_or_default();
+                options.oauth = Some(oauth.hs256_secret(secret));
+            }
             "--fault-control-any-host" => options.fault_control_any_host = true,
             "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
             "--salvage" => options.recovery = Recovery::Salvage,
@@ -230,6 +280,18 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Options>, String> 
             other => return Err(format!("unknown option {other:?}")),
         }
     }
+    match (&options.cert, &options.key) {
+        (Some(_), None) => return Err("--cert needs --key (the certificate's private key)".into()),
+        (None, Some(_)) => return Err("--key needs --cert".into()),
+        _ => {}
+    }
+    if options.oauth.is_some() && options.cert.is_none() {
+        return Err(
+            "--oauth needs HTTPS (--cert and --key): Azure and every official SDK send bearer \
+             tokens over HTTPS only"
+                .into(),
+        );
+    }
     if options.accounts.is_empty() {
         for var in ["TABLES_SERVER_ACCOUNTS", "AZURITE_ACCOUNTS"] {
             if let Ok(text) = std::env::var(var) {
@@ -253,7 +315,7 @@ fn seconds(flag: &str, text: &str) -> Result<Duration, String> {
 }
 
 fn main() -> ExitCode {
-    let options = match parse(std::env::args().skip(1)) {
+    let mut options = match parse(std::env::args().skip(1)) {
         Ok(Some(options)) => options,
         Ok(None) => {
             let _ = std::io::stdout().write_all(USAGE.as_bytes());
@@ -287,6 +349,18 @@ fn main() -> ExitCode {
         .engine_options(options.engine);
     if let Some(dir) = &options.data_dir {
         server = server.data_dir(dir);
+    }
+    if let (Some(cert), Some(key)) = (&options.cert, &options.key) {
+        match Tls::from_pem_files(cert, key) {
+            Ok(tls) => server = server.tls(tls),
+            Err(err) => {
+                eprintln!("tables-server: --cert/--key: {err}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(oauth) = options.oauth.take() {
+        server = server.oauth(oauth);
     }
     if options.fault_control_any_host {
         server = server.allow_fault_control_on_any_host();

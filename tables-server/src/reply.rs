@@ -105,6 +105,8 @@ pub(crate) struct Failure {
     /// How long the client should wait before it retries (a `429` under a
     /// request-rate budget): sent as `x-ms-retry-after-ms`, as Cosmos DB does.
     pub(crate) retry_after: Option<std::time::Duration>,
+    /// The bearer challenge of a `401` (`WWW-Authenticate`), as Azure sends it.
+    pub(crate) www_authenticate: Option<String>,
 }
 
 impl Failure {
@@ -114,6 +116,7 @@ impl Failure {
             code: code.to_owned(),
             message: message.into(),
             retry_after: None,
+            www_authenticate: None,
         }
     }
 
@@ -167,7 +170,10 @@ impl Failure {
             encode_error(&self.code, &message, &mut body);
             Reply::json(self.status, Metadata::Minimal, body)
         };
-        let reply = reply.with_header(names::ERROR_CODE, self.code.clone());
+        let mut reply = reply.with_header(names::ERROR_CODE, self.code.clone());
+        if let Some(challenge) = &self.www_authenticate {
+            reply = reply.with_header(hyper::header::WWW_AUTHENTICATE, challenge.clone());
+        }
         match self.retry_after {
             Some(wait) => {
                 reply.with_header(names::RETRY_AFTER_MS, wait.as_millis().max(1).to_string())

@@ -73,6 +73,7 @@ pub mod batch;
 pub mod blob_suite;
 pub mod check;
 pub mod crud;
+pub mod entra;
 pub mod etag;
 pub mod fake_server;
 pub mod fault_proxy;

@@ -2,6 +2,7 @@
 //! policy, timeouts, HTTP policy and client. Held once here and turned into a
 //! [`Transport`] for the service the client talks to.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tables_core::{Error, ErrorKind, Result};
@@ -80,9 +81,27 @@ impl TransportConfig {
                     )
                 })?,
         };
+        let tokens = match &self.credential {
+            Credential::Bearer(source) => {
+                if !endpoint.is_https() {
+                    return Err(Error::local(
+                        ErrorKind::InvalidInput,
+                        format!(
+                            "a bearer token (Entra ID) is sent over HTTPS only, as every Azure \
+                             SDK does, and the endpoint {} is HTTP; use its https:// address \
+                             (tables-server serves HTTPS with --cert and --key)",
+                            self.endpoint
+                        ),
+                    ));
+                }
+                Some(super::credential::TokenCache::new(Arc::clone(source)))
+            }
+            _ => None,
+        };
         Ok(Transport {
             http,
             endpoint,
+            tokens,
             credential: self.credential,
             retry: self.retry,
             request_timeout: self.request_timeout,

@@ -6,10 +6,10 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 pub use tables_core::auth::{AccountKey, SasToken};
-use tables_core::Result;
+use tables_core::{Error, ErrorKind, Result};
 
 const REDACTED: &str = "<redacted>";
 
@@ -132,11 +132,85 @@ impl TokenCredential for AccessToken {
     }
 }
 
+/// How long before its expiry a cached token is replaced (Azure's SDKs use five
+/// minutes), at most half of the lifetime it had when it was fetched.
+const REFRESH_AHEAD: Duration = Duration::from_secs(5 * 60);
+
+/// The tokens of a [`Credential::Bearer`], as the transport uses them: one token
+/// cached until shortly before it expires, refreshed by one caller while the others
+/// wait for its answer (so 64 concurrent requests ask the credential once), and
+/// replaced once when the service refuses it with a bearer challenge.
+pub(crate) struct TokenCache {
+    source: Arc<dyn TokenCredential>,
+    cached: tokio::sync::Mutex<Option<Cached>>,
+}
+
+struct Cached {
+    token: AccessToken,
+    /// When the cached token is to be replaced.
+    refresh_at: Option<SystemTime>,
+}
+
+impl fmt::Debug for TokenCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenCache")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenCache {
+    pub(crate) fn new(source: Arc<dyn TokenCredential>) -> TokenCache {
+        TokenCache {
+            source,
+            cached: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The token to send: the cached one while it is fresh and not `refused` (the
+    /// token a `401` challenge refused), else a new one from the credential.
+    ///
+    /// # Errors
+    ///
+    /// The credential's error, saying which credential failed and what to check
+    /// (never a token).
+    pub(crate) async fn token(&self, refused: Option<&str>) -> Result<String> {
+        let mut cached = self.cached.lock().await;
+        let now = SystemTime::now();
+        if let Some(current) = cached.as_ref() {
+            let fresh = match current.refresh_at {
+                None => true,
+                Some(at) => now < at,
+            };
+            let is_refused = refused.is_some_and(|r| r == current.token.token);
+            if fresh && !is_refused {
+                return Ok(current.token.token.clone());
+            }
+        }
+        let token = self.source.token().await.map_err(|err| {
+            let message = format!(
+                "the bearer token credential {:?} could not give a token: {}. Check its \
+                 sign-in (for example `az login`, the managed identity's assignment, or the \
+                 client secret) and that it may ask for the storage scope",
+                self.source,
+                err.message()
+            );
+            Error::local(ErrorKind::Auth, message)
+        })?;
+        let refresh_at = token.expires_on.map(|expires| {
+            let lifetime = expires.duration_since(now).unwrap_or_default();
+            expires - REFRESH_AHEAD.min(lifetime / 2)
+        });
+        let text = token.token.clone();
+        *cached = Some(Cached { token, refresh_at });
+        Ok(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::connection::DEV_ACCOUNT_KEY as DEV_KEY;
     use super::*;
-    use tables_core::ErrorKind;
 
     #[test]
     fn account_key_debug_is_redacted() {

@@ -156,6 +156,8 @@ pub(crate) struct Transport {
     pub(crate) http: reqwest::Client,
     pub(crate) endpoint: Endpoint,
     pub(crate) credential: Credential,
+    /// The bearer tokens of a [`Credential::Bearer`], cached.
+    pub(crate) tokens: Option<super::credential::TokenCache>,
     pub(crate) retry: RetryPolicy,
     pub(crate) request_timeout: Duration,
     pub(crate) service: Service,
@@ -228,8 +230,18 @@ impl Transport {
         let url = self.url(request);
         let mut retries: u32 = 0;
         let mut uncertain = false;
+        // The token a bearer challenge refused: replaced once, then the refusal is
+        // the answer.
+        let mut refused: Option<String> = None;
+        let mut challenged = false;
         loop {
-            let attempt = self.attempt(request, &url, client_request_id).await?;
+            let bearer = match &self.tokens {
+                Some(tokens) => Some(tokens.token(refused.as_deref()).await?),
+                None => None,
+            };
+            let attempt = self
+                .attempt(request, &url, client_request_id, bearer.as_deref())
+                .await?;
             let span = Span::current();
             span.record("http.request.resend_count", retries);
             let (error, may_have_applied, hint) = match attempt {
@@ -246,6 +258,14 @@ impl Transport {
                         response.may_have_applied = uncertain;
                         response.attempts = retries + 1;
                         return Ok(response);
+                    }
+                    if response.status == 401 && !challenged && is_bearer_challenge(&response) {
+                        // The token was refused (revoked, or expired early): one more
+                        // attempt with a new one, not counted as a retry.
+                        tracing::debug!("bearer challenge: retrying once with a new token");
+                        challenged = true;
+                        refused = bearer;
+                        continue;
                     }
                     let error = self.answer_error(request, &response);
                     if !is_retryable_status(response.status) {
@@ -309,6 +329,7 @@ impl Transport {
         request: &Request,
         url: &Url,
         client_request_id: &str,
+        bearer: Option<&str>,
     ) -> Result<Attempt> {
         let date = http_date(SystemTime::now());
         // An RFC 1123 date is ASCII, so it always reads back as text.
@@ -372,9 +393,8 @@ impl Transport {
         if request.body.as_ref().is_some_and(Bytes::is_empty) {
             headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
         }
-        if let Some(authorization) = self
-            .authorization(request, url, date_text, &headers)
-            .await?
+        if let Some(authorization) =
+            self.authorization(request, url, date_text, &headers, bearer)?
         {
             let mut value = header_value(&authorization)?;
             value.set_sensitive(true);
@@ -476,20 +496,18 @@ impl Transport {
     }
 
     /// The `Authorization` header for this attempt, if the credential signs.
-    async fn authorization(
+    fn authorization(
         &self,
         request: &Request,
         url: &Url,
         date: &str,
         headers: &HeaderMap,
+        bearer: Option<&str>,
     ) -> Result<Option<String>> {
         let (key, lite) = match &self.credential {
             Credential::SharedKey(key) => (key, false),
             Credential::SharedKeyLite(key) => (key, true),
-            Credential::Bearer(source) => {
-                let token = source.token().await?;
-                return Ok(Some(format!("Bearer {}", token.token)));
-            }
+            Credential::Bearer(_) => return Ok(bearer.map(|token| format!("Bearer {token}"))),
             Credential::Sas(_) | Credential::Anonymous => return Ok(None),
         };
         if self.service == Service::Blob {
@@ -513,6 +531,15 @@ impl Transport {
             date,
         )))
     }
+}
+
+/// Whether a `401` carries a bearer challenge (`WWW-Authenticate: Bearer ...`).
+fn is_bearer_challenge(response: &Response) -> bool {
+    response
+        .headers
+        .get_all(reqwest::header::WWW_AUTHENTICATE)
+        .iter()
+        .any(|v| v.as_bytes().len() >= 6 && v.as_bytes()[..6].eq_ignore_ascii_case(b"bearer"))
 }
 
 /// The `x-ms-date` header of `now` (RFC 1123, whole seconds), formatted once per

@@ -57,7 +57,7 @@ fn accepted(account: &AccountState, request: &Signed) -> Option<bool> {
     }
     let (parts, ()) = builder.body(()).ok()?.into_parts();
     let peer = SocketAddr::from(([127, 0, 0, 1], 50_000));
-    let request = read(parts, Bytes::new(), peer).ok()?;
+    let request = read(parts, Bytes::new(), peer, false).ok()?;
     Some(authenticate(&request, account).is_ok())
 }
 
