@@ -165,6 +165,52 @@ impl TableServiceClient {
         Ok(TableServiceClient::new(engine))
     }
 
+    /// A client of the account at `account_url` (`https://<account>.table.core.windows.net`,
+    /// or a Cosmos DB for Table account's URL) signing in with an `azure_core` token
+    /// credential: any of the official `azure_identity` crate's (managed identity,
+    /// workload identity, `az login`, a client secret...). The scope follows the
+    /// URL: `https://cosmos.azure.com/.default` on Cosmos DB's hosts,
+    /// `https://storage.azure.com/.default` elsewhere (feature `azure_identity`).
+    ///
+    /// ```no_run
+    /// # fn demo(identity: std::sync::Arc<dyn azure_core::credentials::TokenCredential>) -> tables_client::Result<()> {
+    /// // identity: azure_identity::DeveloperToolsCredential::new(None)?, for example.
+    /// let service = tables_client::TableServiceClient::with_azure_credential(
+    ///     "https://myaccount.table.core.windows.net",
+    ///     identity,
+    /// )?;
+    /// # let _ = service;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) for a URL that is
+    /// not HTTPS or names no account; nothing is sent until the first operation.
+    #[cfg(feature = "azure_identity")]
+    pub fn with_azure_credential(
+        account_url: &str,
+        credential: Arc<dyn azure_core::credentials::TokenCredential>,
+    ) -> Result<TableServiceClient> {
+        use crate::remote::{AzureCredential, Credential, RemoteEngine};
+        let build = |cosmos: bool| {
+            RemoteEngine::builder(account_url)
+                .credential(Credential::Bearer(Arc::new(AzureCredential::for_endpoint(
+                    Arc::clone(&credential),
+                    cosmos,
+                ))))
+                .build()
+        };
+        let engine = build(false)?;
+        let engine = if engine.capabilities().service == tables_core::ServiceKind::CosmosTable {
+            build(true)?
+        } else {
+            engine
+        };
+        Ok(TableServiceClient::new(engine))
+    }
+
     /// A client over `engine`.
     pub fn new(engine: impl Engine + 'static) -> TableServiceClient {
         TableServiceClient::from_engine(Arc::new(engine))

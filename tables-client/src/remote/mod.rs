@@ -33,6 +33,8 @@
 //!   `http.response.status_code`, `http.request.resend_count`,
 //!   `az.service_request_id`, `error.type`) plus `tables.partition_key`.
 
+#[cfg(feature = "azure_identity")]
+mod azure;
 mod blob;
 mod blob_sas;
 mod builder;
@@ -46,6 +48,8 @@ mod sas;
 mod sign;
 mod transport;
 
+#[cfg(feature = "azure_identity")]
+pub use azure::AzureCredential;
 pub use blob::{
     RemoteBlobStore, RemoteBlobStoreBuilder, DEFAULT_BLOCK_SIZE, DEFAULT_SINGLE_PUT_LIMIT,
 };
