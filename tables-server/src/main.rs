@@ -389,7 +389,16 @@ fn main() -> ExitCode {
         }
     };
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "tables-server listening on http://{}", running.addr());
+    let scheme = if running.url().starts_with("https://") {
+        "https"
+    } else {
+        "http"
+    };
+    let _ = writeln!(
+        out,
+        "tables-server listening on {scheme}://{}",
+        running.addr()
+    );
     let _ = writeln!(out, "connection string: {}", running.connection_string());
     let _ = out.flush();
     drop(out);
