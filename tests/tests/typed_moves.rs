@@ -622,6 +622,15 @@ async fn concurrent_moves_and_writers_lose_nothing(backend: Backend) {
                         .await
                     {
                         Ok(_) => counted += 1,
+                        // The old row of an entity a concurrent move has already
+                        // given its unique values to: refused, nothing written, naming
+                        // the moved copy as the owner (seen on a loaded Azurite).
+                        Err(err)
+                            if err.unique_violation().is_some_and(|v| {
+                                v.owner().row_key == v.writer().row_key
+                                    && v.writer().partition_key == "Sales"
+                                    && v.owner().partition_key != "Sales"
+                            }) => {}
                         Err(err) => assert!(
                             matches!(
                                 err.kind(),
