@@ -67,17 +67,7 @@ impl Access {
             Access::Full => Ok(()),
             Access::Bearer(bearer) => match scope {
                 Scope::Service => bearer.allow_service(what),
-                Scope::Tables => bearer.allow_data(any_of, what).or_else(|err| {
-                    // Any one of the letters will do for a table operation.
-                    if any_of
-                        .chars()
-                        .any(|c| bearer.allow_data(&c.to_string(), what).is_ok())
-                    {
-                        Ok(())
-                    } else {
-                        Err(err)
-                    }
-                }),
+                Scope::Tables => bearer.allow_data_any(any_of, what),
             },
             Access::Table { .. } => Err(Failure::new(
                 403,

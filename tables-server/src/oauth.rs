@@ -8,11 +8,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
-use hmac::{Hmac, Mac};
 use serde_json::Value;
-use sha2::Sha256;
+use tables_core::auth::Jwt;
 use tables_core::ServiceKind;
 
 use crate::reply::Failure;
@@ -145,9 +142,9 @@ impl OAuth {
             ServiceKind::CosmosTable => "https://cosmos.azure.com",
             _ => "https://storage.azure.com",
         };
-        let claims = self
-            .claims(token)
-            .map_err(|detail| challenge(None, resource, &detail))?;
+        let claims = Jwt::decode(token, self.hs256_secret.as_deref())
+            .map_err(|detail| challenge(None, resource, &detail))?
+            .claims;
         let tenant = claims.get("tid").and_then(Value::as_str);
         let refuse = |detail: String| challenge(tenant, resource, &detail);
         let seconds = |name: &str| claims.get(name).and_then(Value::as_f64);
@@ -206,48 +203,6 @@ impl OAuth {
             ));
         }
         Ok(Bearer { principal, role })
-    }
-
-    /// The token's claims, its signature checked when a secret is set; what is
-    /// wrong otherwise.
-    fn claims(&self, token: &str) -> Result<serde_json::Map<String, Value>, String> {
-        let mut parts = token.split('.');
-        let (Some(header), Some(payload), Some(signature), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err("the token is not a JWT: three base64url parts".to_owned());
-        };
-        let json = |part: &str, what: &str| -> Result<serde_json::Map<String, Value>, String> {
-            let bytes = URL_SAFE_NO_PAD
-                .decode(part)
-                .map_err(|_| format!("the token's {what} is not base64url"))?;
-            match serde_json::from_slice(&bytes) {
-                Ok(Value::Object(map)) => Ok(map),
-                _ => Err(format!("the token's {what} is not a JSON object")),
-            }
-        };
-        let head = json(header, "header")?;
-        let claims = json(payload, "payload")?;
-        if let Some(secret) = &self.hs256_secret {
-            if head.get("alg").and_then(Value::as_str) != Some("HS256") {
-                return Err(
-                    "Signature validation failed: the token is not signed HS256, \
-                            the algorithm this server checks"
-                        .to_owned(),
-                );
-            }
-            let signature = URL_SAFE_NO_PAD
-                .decode(signature)
-                .map_err(|_| "Signature validation failed: not base64url".to_owned())?;
-            let mut mac = Hmac::<Sha256>::new_from_slice(secret)
-                .map_err(|_| "Signature validation failed".to_owned())?;
-            mac.update(header.as_bytes());
-            mac.update(b".");
-            mac.update(payload.as_bytes());
-            mac.verify_slice(&signature)
-                .map_err(|_| "Signature validation failed.".to_owned())?;
-        }
-        Ok(claims)
     }
 }
 
@@ -313,10 +268,33 @@ impl Bearer {
     ///
     /// `403 AuthorizationPermissionMismatch` for a reader that would change data.
     pub(crate) fn allow_data(&self, all_of: &str, what: &str) -> Result<(), Failure> {
+        if all_of.chars().all(|letter| self.allows(letter)) {
+            Ok(())
+        } else {
+            Err(self.mismatch(what, "Storage Table Data Contributor"))
+        }
+    }
+
+    /// As [`Bearer::allow_data`] for an operation that needs any one of `any_of`.
+    ///
+    /// # Errors
+    ///
+    /// `403 AuthorizationPermissionMismatch` when the role grants none of them.
+    pub(crate) fn allow_data_any(&self, any_of: &str, what: &str) -> Result<(), Failure> {
+        if any_of.chars().any(|letter| self.allows(letter)) {
+            Ok(())
+        } else {
+            Err(self.mismatch(what, "Storage Table Data Contributor"))
+        }
+    }
+
+    /// Whether the principal's role grants the permission `letter` on table data:
+    /// a reader reads (`r`) and lists (`l`); a contributor, or a principal the
+    /// server gives no role, does everything.
+    fn allows(&self, letter: char) -> bool {
         match self.role {
-            None | Some(Role::Contributor) => Ok(()),
-            Some(Role::Reader) if all_of.chars().all(|c| c == 'r' || c == 'l') => Ok(()),
-            Some(Role::Reader) => Err(self.mismatch(what, "Storage Table Data Contributor")),
+            None | Some(Role::Contributor) => true,
+            Some(Role::Reader) => matches!(letter, 'r' | 'l'),
         }
     }
 

@@ -3,14 +3,12 @@
 //! given (Entra ID signs RS256 with keys no local server holds), and a server that
 //! serves HTTPS and accepts bearer tokens.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
-use hmac::{Hmac, Mac};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use serde_json::{json, Value};
-use sha2::Sha256;
+use tables_client::remote::{Credential, RemoteEngine, TokenCredential};
 use tables_server::{OAuth, RunningServer, Server, Tls};
 
 /// The secret test tokens are signed with.
@@ -108,6 +106,24 @@ pub fn https_server(certificates: &TestCertificates, oauth: OAuth) -> RunningSer
         .expect("an HTTPS tables-server starts")
 }
 
+/// A remote engine on `server` trusting the test authority and signing with the
+/// bearer tokens of `source`.
+///
+/// # Panics
+///
+/// If it can't be built (the server is not HTTPS).
+pub fn bearer_engine(
+    server: &RunningServer,
+    certificates: &TestCertificates,
+    source: Arc<dyn TokenCredential>,
+) -> RemoteEngine {
+    RemoteEngine::builder(server.url())
+        .http_client(certificates.client())
+        .credential(Credential::Bearer(source))
+        .build()
+        .expect("an HTTPS endpoint with a bearer credential builds")
+}
+
 /// Seconds since the Unix epoch, `offset` from now (negative: in the past).
 pub fn epoch_seconds(offset: i64) -> i64 {
     let now = SystemTime::now()
@@ -132,18 +148,8 @@ pub fn claims(oid: &str) -> Value {
     })
 }
 
-/// A JWT of `claims`, signed HS256 with `secret`.
-///
-/// # Panics
-///
-/// Never: any key length suits HMAC.
+/// A JWT of `claims`, signed HS256 with `secret` (the one JWT format,
+/// [`tables_core::auth::Jwt`], the server checks tokens with).
 pub fn token(claims: &Value, secret: &[u8]) -> String {
-    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key");
-    mac.update(header.as_bytes());
-    mac.update(b".");
-    mac.update(payload.as_bytes());
-    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{header}.{payload}.{signature}")
+    tables_core::auth::Jwt::sign_hs256(claims, secret)
 }

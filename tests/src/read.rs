@@ -44,19 +44,7 @@ pub async fn query_all(
             Some(next) => token = Some(next),
             None => {
                 if !engine.capabilities().ordered_results {
-                    let count = all.len();
-                    all.sort_by(|a, b| {
-                        cmp_ordinal(&a.partition_key, &b.partition_key)
-                            .then_with(|| cmp_ordinal(&a.row_key, &b.row_key))
-                    });
-                    all.dedup_by(|a, b| {
-                        a.partition_key == b.partition_key && a.row_key == b.row_key
-                    });
-                    assert_eq!(
-                        all.len(),
-                        count,
-                        "the unordered query on {table} returned a row twice"
-                    );
+                    sort_unique(&mut all, |e| (&e.partition_key, &e.row_key), table);
                 }
                 return Ok(all);
             }
@@ -114,18 +102,25 @@ pub fn in_client_order(
     engine: &dyn Engine,
     mut seen: Vec<(String, String)>,
 ) -> Vec<(String, String)> {
-    if engine.capabilities().ordered_results {
-        return seen;
+    if !engine.capabilities().ordered_results {
+        sort_unique(&mut seen, |(pk, rk)| (pk, rk), "the table");
     }
-    let count = seen.len();
-    seen.sort_by(|a, b| cmp_ordinal(&a.0, &b.0).then_with(|| cmp_ordinal(&a.1, &b.1)));
-    seen.dedup();
-    assert_eq!(
-        seen.len(),
-        count,
-        "the unordered query returned a row twice"
-    );
     seen
+}
+
+/// Sorts `rows` by (PartitionKey, RowKey), ordinal as the service orders, and
+/// checks that the query on `table` returned no key twice.
+fn sort_unique<T>(rows: &mut [T], key: impl Fn(&T) -> (&String, &String), table: &str) {
+    rows.sort_by(|a, b| {
+        let ((a_pk, a_rk), (b_pk, b_rk)) = (key(a), key(b));
+        cmp_ordinal(a_pk, b_pk).then_with(|| cmp_ordinal(a_rk, b_rk))
+    });
+    let twice = rows.windows(2).find(|pair| key(&pair[0]) == key(&pair[1]));
+    assert!(
+        twice.is_none(),
+        "the unordered query on {table} returned a row twice: {:?}",
+        twice.map(|pair| key(&pair[0]))
+    );
 }
 
 /// The (PartitionKey, RowKey) pairs of `rows`.

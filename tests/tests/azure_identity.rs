@@ -15,9 +15,11 @@ use std::process::{ExitStatus, Output};
 use std::sync::{Arc, Mutex};
 
 use azure_identity::{AzureCliCredential, AzureCliCredentialOptions, Executor};
-use tables_client::remote::{AzureCredential, Credential, RemoteEngine};
+use tables_client::remote::{AzureCredential, Credential};
 use tables_client::{DynamicEntity, Engine, ErrorKind, QuerySpec, TableServiceClient, WriteOp};
-use tables_tests::entra::{claims, epoch_seconds, https_server, token, TestCertificates, SECRET};
+use tables_tests::entra::{
+    bearer_engine, claims, epoch_seconds, https_server, token, TestCertificates, SECRET,
+};
 
 /// Plays `az account get-access-token`: answers with `token` (or fails), and keeps
 /// the commands it was asked to run.
@@ -70,13 +72,11 @@ async fn azure_cli_credential_signs_in_over_https() {
         token: Some(token(&claims("alice"), SECRET)),
         commands: Mutex::default(),
     });
-    let engine = RemoteEngine::builder(server.url())
-        .http_client(certs.client())
-        .credential(Credential::Bearer(Arc::new(AzureCredential::storage(cli(
-            &az,
-        )))))
-        .build()
-        .unwrap();
+    let engine = bearer_engine(
+        &server,
+        &certs,
+        Arc::new(AzureCredential::storage(cli(&az))),
+    );
     engine.create_table("Orders").await.unwrap();
     engine
         .write("Orders", &WriteOp::Insert(DynamicEntity::new("p", "r")))
@@ -105,13 +105,11 @@ async fn a_failed_sign_in_says_so() {
         token: None,
         commands: Mutex::default(),
     });
-    let engine = RemoteEngine::builder(server.url())
-        .http_client(certs.client())
-        .credential(Credential::Bearer(Arc::new(AzureCredential::storage(cli(
-            &az,
-        )))))
-        .build()
-        .unwrap();
+    let engine = bearer_engine(
+        &server,
+        &certs,
+        Arc::new(AzureCredential::storage(cli(&az))),
+    );
     let err = engine.create_table("Orders").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth, "{err}");
     let message = err.to_string();

@@ -15,7 +15,9 @@ use tables_client::{
     async_trait, DynamicEntity, Engine, EntityKey, ErrorKind, QuerySpec, Result, WriteOp,
 };
 use tables_server::{OAuth, Role, RunningServer, Server};
-use tables_tests::entra::{claims, epoch_seconds, https_server, token, TestCertificates, SECRET};
+use tables_tests::entra::{
+    bearer_engine as engine, claims, epoch_seconds, https_server, token, TestCertificates, SECRET,
+};
 
 /// Hands out tokens of `claims`, counting its calls; each lives `lifetime`.
 #[derive(Debug)]
@@ -65,18 +67,6 @@ impl TokenCredential for SignInFails {
             "AADSTS700016: application not found in the directory",
         ))
     }
-}
-
-fn engine(
-    server: &RunningServer,
-    certs: &TestCertificates,
-    source: Arc<dyn TokenCredential>,
-) -> RemoteEngine {
-    RemoteEngine::builder(server.url())
-        .http_client(certs.client())
-        .credential(Credential::Bearer(source))
-        .build()
-        .expect("an HTTPS endpoint with a bearer credential builds")
 }
 
 fn checked() -> OAuth {

@@ -88,10 +88,7 @@ impl<T: Row> Merge<T> {
             .iter()
             .enumerate()
             .filter_map(|(i, head)| head.as_ref().map(|(key, _)| (i, key)))
-            .min_by(|(_, a), (_, b)| {
-                tables_core::key::cmp_ordinal(&a.row_key, &b.row_key)
-                    .then_with(|| tables_core::key::cmp_ordinal(&a.partition_key, &b.partition_key))
-            })
+            .min_by(|(_, a), (_, b)| merge_order(a, b))
             .map(|(i, _)| i)?;
         let (_, item) = self.heads[next].take()?;
         self.refill(next).await;
@@ -190,10 +187,7 @@ impl<T: Row> AcrossPartitions<T> {
                 let value = item?.into_value();
                 keyed.push((EntityKey::from(value.entity_key()?), value));
             }
-            keyed.sort_by(|(a, _), (b, _)| {
-                tables_core::key::cmp_ordinal(&a.row_key, &b.row_key)
-                    .then_with(|| tables_core::key::cmp_ordinal(&a.partition_key, &b.partition_key))
-            });
+            keyed.sort_by(|(a, _), (b, _)| merge_order(a, b));
             return Ok(keyed.into_iter().map(|(_, value)| value).collect());
         }
         let mut stream = std::pin::pin!(self
@@ -205,6 +199,12 @@ impl<T: Row> AcrossPartitions<T> {
         }
         Ok(values)
     }
+}
+
+/// The order of the merge: by RowKey, then PartitionKey (ordinal, as the service).
+fn merge_order(a: &EntityKey, b: &EntityKey) -> std::cmp::Ordering {
+    tables_core::key::cmp_ordinal(&a.row_key, &b.row_key)
+        .then_with(|| tables_core::key::cmp_ordinal(&a.partition_key, &b.partition_key))
 }
 
 /// The refusal of a merge in key order over an engine whose results come in any

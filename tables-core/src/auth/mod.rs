@@ -10,12 +10,14 @@
 //!   signatures and what their signatures cover; [`SasKeyRange`]: the key range a
 //!   table SAS grants; [`format_sas_time`], [`parse_sas_time`]: their times.
 
+mod jwt;
 mod key;
 mod key_range;
 mod sas;
 mod sas_time;
 mod shared_key;
 
+pub use jwt::Jwt;
 pub use key::AccountKey;
 pub use key_range::SasKeyRange;
 pub use sas::{AccountSasFields, SasToken, TableSasFields, QUERY_VALUE, SAS_PARAMETERS};
