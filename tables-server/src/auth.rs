@@ -14,7 +14,7 @@ use tables_core::service::acl::SignedIdentifier;
 use tables_core::{DateTime, Engine as _, EntityKey};
 
 use crate::account::Account;
-use crate::handle::AccountState;
+use crate::context::AccountState;
 use crate::reply::{names, Failure};
 use crate::request::Request;
 
@@ -233,10 +233,16 @@ fn permission_mismatch(what: &str, needed: &str, granted: &str, any: bool) -> Fa
 /// `403 AuthorizationServiceMismatch` for an account SAS without the table service.
 pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Access, Failure> {
     let account: &Account = &state.account;
-    let Some(authorization_header) = request.header(header::AUTHORIZATION) else {
-        if request.param("sig").is_some() {
-            return authenticate_sas(request, state, DateTime::now());
-        }
+    let authorization_header = request.header(header::AUTHORIZATION);
+    // A shared access signature speaks for the request on its own: a Shared Key
+    // header beside it is not consulted (docs/service-behaviour.md, "A SAS beside
+    // an Authorization header"). The SAS grants what it grants either way.
+    let shared_key_beside_sas =
+        authorization_header.map_or(true, |value| value.starts_with("SharedKey"));
+    if request.param("sig").is_some() && shared_key_beside_sas {
+        return authenticate_sas(request, state, DateTime::now());
+    }
+    let Some(authorization_header) = authorization_header else {
         return Err(failed(
             "the request has no Authorization header and no shared access signature; \
              sign it with the account key (SharedKey) or add a SAS",

@@ -12,14 +12,11 @@ use tables_core::odata::response::{
 };
 use tables_core::{Engine, WriteOp};
 
+use crate::context::Call;
 use crate::entities::{allow_write, inserted_entity, inserted_json, not_found, write_op};
-use crate::handle::Call;
 use crate::reply::{Failure, Reply};
 use crate::request::{Request, SECONDARY_SUFFIX};
 use crate::tables::prefers_no_content;
-
-/// The largest `$batch` body the service accepts.
-const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 
 /// What one operation of the changeset asks of its answer (its write goes to the
 /// engine with the others).
@@ -40,16 +37,6 @@ impl From<BatchResponse> for Reply {
 
 pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
     let request = call.request;
-    if request.body.len() > MAX_BATCH_BYTES {
-        return Err(Failure::new(
-            413,
-            "RequestBodyTooLarge",
-            format!(
-                "the batch body is {} bytes; the service accepts at most 4 MiB",
-                request.body.len()
-            ),
-        ));
-    }
     let content_type = request.header(header::CONTENT_TYPE).unwrap_or_default();
     let parts = parse_batch_request(content_type, &request.body).map_err(|err| {
         Failure::invalid_input(format!(
@@ -107,6 +94,11 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
             headers.push(("DataServiceVersion".to_owned(), "3.0;".to_owned()));
             if let Some(etag) = &outcome.etag {
                 headers.push(("ETag".to_owned(), etag.as_str().to_owned()));
+            }
+            if let WriteOp::Insert(entity) = op {
+                let url = here.entity_url(&entity.key());
+                headers.push(("Location".to_owned(), url.clone()));
+                headers.push(("DataServiceId".to_owned(), url));
             }
             let (status, body) = match op {
                 WriteOp::Insert(entity) if !asks.no_content => {

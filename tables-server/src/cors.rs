@@ -4,7 +4,7 @@
 use hyper::header;
 use tables_core::service::properties::CorsRule;
 
-use crate::handle::{AccountState, State};
+use crate::context::{AccountState, State};
 use crate::reply::{Failure, Reply};
 use crate::request::Request;
 

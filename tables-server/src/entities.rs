@@ -14,7 +14,7 @@ use tables_core::{
 };
 
 use crate::auth::Access;
-use crate::handle::Call;
+use crate::context::Call;
 use crate::reply::{names, paging_header, Failure, Reply};
 use crate::tables::{prefers_no_content, top};
 
@@ -176,16 +176,23 @@ pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failur
     let op = WriteOp::Insert(inserted_entity(&call.request.body)?);
     allow_write(&call.access, table, &op)?;
     let outcome = call.account.engine.write(table, &op).await?;
+    let entity = op
+        .entity()
+        .unwrap_or_else(|| unreachable!("an insert has an entity"));
+    let here = resource(call, table);
     let reply = if prefers_no_content(call.request.header(names::PREFER)) {
         Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content")
     } else {
-        let entity = op
-            .entity()
-            .unwrap_or_else(|| unreachable!("an insert has an entity"));
-        let body = inserted_json(entity, &outcome, metadata, &resource(call, table));
+        let body = inserted_json(entity, &outcome, metadata, &here);
         Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content")
     };
-    Ok(reply.with_etag(outcome.etag.as_ref()))
+    // Where the new entity lives, as the service says it (clients read the keys
+    // back from it, the JS SDK from each insert of a batch).
+    let url = here.entity_url(&entity.key());
+    Ok(reply
+        .with_header(header::LOCATION, url.clone())
+        .with_header(names::DATA_SERVICE_ID, url)
+        .with_etag(outcome.etag.as_ref()))
 }
 
 /// The entity a `POST /<table>` body inserts.
@@ -223,7 +230,11 @@ pub(crate) fn inserted_json(
 
 fn decode_body(body: &[u8]) -> Result<RequestEntity, Failure> {
     decode_request_entity(body).map_err(|err| {
-        Failure::invalid_input(format!("the entity body is invalid: {}", err.message()))
+        // The service's own words first: clients match on them.
+        Failure::invalid_input(format!(
+            "An error occurred while processing this request. The entity body is invalid: {}",
+            err.message()
+        ))
     })
 }
 

@@ -37,9 +37,10 @@ use tables_mem::{MemEngine, MemOptions};
 use tokio::runtime::Runtime;
 
 use crate::account::Account;
+use crate::context::{AccountState, State};
 use crate::cors;
 use crate::faults::Faults;
-use crate::handle::{handle, AccountState, State};
+use crate::handle::handle;
 use crate::http::read;
 use crate::reply::{Failure, Reply};
 use crate::request::Request;

@@ -23,8 +23,9 @@ use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use crate::context::State;
 use crate::faults::{FaultEffect, FaultRule};
-use crate::handle::{handle, State};
+use crate::handle::handle;
 use crate::limits::{
     accept_backoff, busy_connection, read_body, with_retry_after, Limits, MAX_CLIENT_REQUEST_ID,
     MAX_ECHOED_VERSION,
@@ -656,7 +657,7 @@ mod tests {
         let state = super::State {
             accounts: HashMap::from([(
                 name.clone(),
-                crate::handle::AccountState::new(account, tables_mem::MemEngine::new()),
+                crate::context::AccountState::new(account, tables_mem::MemEngine::new()),
             )]),
             faults: Arc::default(),
             fault_control: true,

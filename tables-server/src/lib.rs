@@ -29,6 +29,7 @@
 mod account;
 mod auth;
 mod batch;
+mod context;
 mod cors;
 mod entities;
 mod faults;
@@ -64,7 +65,7 @@ pub use oauth::{OAuth, Role};
 pub use persist::{Recovery, DEFAULT_JOURNAL_LIMIT};
 pub use tls::Tls;
 
-use handle::{AccountState, State};
+use context::{AccountState, State};
 
 /// The emulator's usual table port.
 pub const DEFAULT_PORT: u16 = 10002;

@@ -92,6 +92,7 @@ pub(crate) mod names {
     // Read from requests.
     pub(crate) const X_MS_DATE: HeaderName = HeaderName::from_static("x-ms-date");
     pub(crate) const X_HTTP_METHOD: HeaderName = HeaderName::from_static("x-http-method");
+    pub(crate) const DATA_SERVICE_ID: HeaderName = HeaderName::from_static("dataserviceid");
     pub(crate) const PREFER: HeaderName = HeaderName::from_static("prefer");
     pub(crate) const CONTENT_MD5: HeaderName = HeaderName::from_static("content-md5");
 }

@@ -10,7 +10,7 @@ use tables_core::service::properties::{
 use tables_core::{error_code as code, Engine, QuerySpec};
 
 use crate::auth::Scope;
-use crate::handle::Call;
+use crate::context::Call;
 use crate::reply::{Failure, Reply};
 
 /// Answers `404 TableNotFound` unless the table exists.

@@ -5,7 +5,7 @@ use tables_core::odata::response::encode_tables;
 use tables_core::{DynamicEntity, Engine, Filter, ListTablesOptions, MAX_PAGE_SIZE};
 
 use crate::auth::Scope;
-use crate::handle::Call;
+use crate::context::Call;
 use crate::reply::{names, paging_header, Failure, Reply};
 
 /// `GET /Tables`: `$filter` on `TableName`, `$top`, `NextTableName`.

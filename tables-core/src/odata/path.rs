@@ -125,6 +125,11 @@ impl ResourcePath {
     ///     Some(ResourcePath::Entity("probe1".into(), EntityKey::new("o'hara", "a b%c")))
     /// );
     /// assert_eq!(ResourcePath::parse("a/b"), None);
+    /// // One trailing slash is the same resource, as on the service (REST clients
+    /// // such as the legacy .NET storage library send `Tables/` and `$batch/`).
+    /// assert_eq!(ResourcePath::parse("Tables/"), Some(ResourcePath::Tables));
+    /// assert_eq!(ResourcePath::parse("$batch/"), Some(ResourcePath::Batch));
+    /// assert_eq!(ResourcePath::parse("Tables//"), None);
     /// ```
     ///
     /// `None` when the path names no resource of the service (or is not UTF-8 once
@@ -134,6 +139,7 @@ impl ResourcePath {
             .decode_utf8()
             .ok()?;
         let path = decoded.trim_start_matches('/');
+        let path = path.strip_suffix('/').unwrap_or(path);
         if path.is_empty() {
             return Some(ResourcePath::Service);
         }

@@ -122,6 +122,25 @@ pub struct Resource<'a> {
     pub table: &'a str,
 }
 
+impl Resource<'_> {
+    /// The URL of one of the table's entities, as an insert answers it in its
+    /// `Location` and `DataServiceId` headers (and a batch in each insert's part).
+    ///
+    /// ```
+    /// use tables_core::odata::response::Resource;
+    /// use tables_core::EntityKey;
+    ///
+    /// let here = Resource { base_url: "http://127.0.0.1:10002/acct", account: "acct", table: "t" };
+    /// assert_eq!(
+    ///     here.entity_url(&EntityKey::new("%p", "o'r")),
+    ///     "http://127.0.0.1:10002/acct/t(PartitionKey='%25p',RowKey='o''r')"
+    /// );
+    /// ```
+    pub fn entity_url(&self, key: &crate::EntityKey) -> String {
+        format!("{}/{}", self.base_url, entity_path(self.table, key))
+    }
+}
+
 /// Writes one entity as a point read, or an insert with `return-content`, answers
 /// it.
 ///

@@ -25,7 +25,7 @@ use super::case::{escape, table_name};
 use super::{dev_key, env_number, Rng, ACCOUNT};
 use crate::account::Account;
 use crate::auth::authenticate;
-use crate::handle::AccountState;
+use crate::context::AccountState;
 use crate::http::read;
 
 /// A request as signed: the pieces the signature may cover.
