@@ -407,11 +407,19 @@ fn authenticate_sas(
         let pick = |field: &str, own: &str, stored: Option<String>| match (own, stored) {
             ("", stored) => Ok(stored.unwrap_or_default()),
             (own, None) => Ok(own.to_owned()),
-            (_, Some(_)) => Err(failed(format!(
-                "the SAS gives {field} and so does its stored access policy {:?}; give it in \
-                 one place only",
-                fields.policy_id
-            ))),
+            // "If a field is specified in both the SAS URL and the stored access
+            // policy, the request fails with status code 400 (Bad Request)"
+            // (Create a service SAS; docs/service-behaviour.md).
+            (_, Some(_)) => Err(Failure::new(
+                400,
+                tables_core::error_code::INVALID_QUERY_PARAMETER_VALUE,
+                format!(
+                    "Value for one of the query parameters specified in the request URI is \
+                     invalid. The SAS gives {field} and so does its stored access policy {:?}; \
+                     give it in one place only",
+                    fields.policy_id
+                ),
+            )),
         };
         let policy = policy.as_ref().map(|p| &p.policy);
         let permissions = pick(

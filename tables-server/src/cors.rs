@@ -20,7 +20,10 @@ pub(crate) fn preflight(account: &AccountState, request: &Request) -> Result<Rep
         Failure::new(
             400,
             "MissingRequiredHeader",
-            format!("a CORS preflight (OPTIONS) request needs the {name} header"),
+            format!(
+                "A required CORS header is not present. A CORS preflight (OPTIONS) request \
+                 needs the {name} header"
+            ),
         )
     };
     let origin = request
@@ -45,9 +48,9 @@ pub(crate) fn preflight(account: &AccountState, request: &Request) -> Result<Rep
                 403,
                 "CorsPreflightFailure",
                 format!(
-                    "CORS not enabled or no matching rule found for this request: origin \
+                    "CORS not enabled or no matching rule found for this request. (Origin \
                      {origin:?}, method {method}, headers [{asked_headers}]; add a rule with \
-                     Set Table Service Properties"
+                     Set Table Service Properties.)"
                 ),
             )
         })?;
@@ -79,12 +82,21 @@ pub(crate) fn decorate(state: &State, request: &Request, reply: Reply) -> Reply 
         return reply;
     };
     let properties = account.properties();
+    let method = request.method.as_str();
     let Some(rule) = properties
         .cors
         .iter()
-        .find(|rule| rule.allows(origin, request.method.as_str(), &[]))
+        .find(|rule| rule.allows(origin, method, &[]))
     else {
-        return reply;
+        // With CORS on and no rule admitting this origin, a GET or HEAD answer
+        // still varies by Origin: a cache must not hand it to an origin a rule
+        // admits (docs/service-behaviour.md, "CORS").
+        let varies = !properties.cors.is_empty() && matches!(method, "GET" | "HEAD");
+        return if varies {
+            reply.with_header(header::VARY, "Origin")
+        } else {
+            reply
+        };
     };
     let reply = allow_origin(reply, rule, origin);
     if rule.exposed_headers.is_empty() {

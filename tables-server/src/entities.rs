@@ -33,7 +33,7 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
     let metadata = call.metadata()?;
     let request = call.request;
     let mut spec = QuerySpec::new();
-    if let Some(text) = request.param("$filter") {
+    if let Some(text) = request.query_option("$filter") {
         let filter = Filter::parse(text).map_err(|err| {
             Failure::invalid_input(format!(
                 "the query condition specified in the request is invalid: {}",
@@ -42,7 +42,7 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
         })?;
         spec = spec.filter(filter);
     }
-    let select = select(request.param("$select"))?;
+    let select = select(request.query_option("$select"))?;
     if let Some(select) = &select {
         spec = spec.select(select.clone());
     }
@@ -142,7 +142,7 @@ pub(crate) async fn get(call: &Call<'_>, table: &str, key: &EntityKey) -> Result
     call.access
         .allow_entities(table, "r", Some(key), "reading an entity")?;
     let metadata = call.metadata()?;
-    let select = select(call.request.param("$select"))?;
+    let select = select(call.request.query_option("$select"))?;
     let entity = call
         .account
         .engine
@@ -316,15 +316,20 @@ fn parse_if_match(value: &str) -> Result<IfMatch, Failure> {
     if value == "*" {
         return Ok(IfMatch::Any);
     }
-    let quoted = value
+    // Table ETags are weak: a strong one (`"..."`) the service refuses as
+    // malformed (400), while any weak one it compares, failing with 412
+    // (docs/service-behaviour.md, "If-Match").
+    let weak = value
         .strip_prefix("W/")
-        .or_else(|| value.strip_prefix("w/"))
-        .unwrap_or(value);
-    if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') {
+        .or_else(|| value.strip_prefix("w/"));
+    if weak
+        .is_some_and(|quoted| quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"'))
+    {
         // The service compares with `:` encoded; a client that decoded it still matches.
         return Ok(IfMatch::Etag(ETag::new(value.replace(':', "%3A"))));
     }
     Err(Failure::invalid_input(format!(
-        "If-Match {value:?} is not * or an ETag such as W/\"datetime'...'\" as a read returned it"
+        "If-Match {value:?} is not * or a weak ETag such as W/\"datetime'...'\" as a read \
+         returned it (table ETags are weak; send the ETag exactly as the service gave it)"
     )))
 }

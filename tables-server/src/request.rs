@@ -75,6 +75,13 @@ impl Request {
             .map(|(_, v)| v.as_str())
     }
 
+    /// A system query option (`$filter`, `$select`) as the service reads it: given
+    /// empty or blank, it is absent (Azure answers `$filter=` with every row;
+    /// docs/service-behaviour.md, "Empty query options").
+    pub(crate) fn query_option(&self, name: &str) -> Option<&str> {
+        self.param(name).filter(|value| !value.trim().is_empty())
+    }
+
     /// The account and resource addressed. Host-style (`acct.table.localhost`)
     /// when the host is a name with a dot whose first label is a known account;
     /// otherwise path-style (`/acct/...`), where a first segment of

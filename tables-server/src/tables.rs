@@ -14,7 +14,7 @@ pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
     let metadata = call.metadata()?;
     let request = call.request;
     let filter = request
-        .param("$filter")
+        .query_option("$filter")
         .map(|text| {
             Filter::parse(text).map_err(|err| {
                 Failure::invalid_input(format!("the query condition is invalid: {}", err.message()))

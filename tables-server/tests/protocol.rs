@@ -99,11 +99,13 @@ impl Wire {
         let url = format!("http://{}{}", self.server.addr(), call.path);
         let method = Method::from_bytes(call.method.as_bytes()).unwrap();
         let date = httpdate::fmt_http_date(call.date.unwrap_or_else(SystemTime::now));
-        let mut request = self
-            .client
-            .request(method, &url)
-            .header("x-ms-version", "2019-02-02")
-            .header("x-ms-date", &date);
+        let mut request = self.client.request(method, &url);
+        // The call's own version or date, else the defaults.
+        for (name, value) in [("x-ms-version", "2019-02-02"), ("x-ms-date", date.as_str())] {
+            if !call.headers.iter().any(|(n, _)| *n == name) {
+                request = request.header(name, value);
+            }
+        }
         if let Some(host) = call.host {
             request = request.header("host", host);
         }
@@ -1100,12 +1102,16 @@ async fn stored_access_policies_and_the_xml_apis() {
         }
     };
     assert_eq!(get(table_sas(by_policy)).await, (200, String::new()));
-    // Given in both the token and its policy: refused.
+    // Given in both the token and its policy: refused as a bad request, as the
+    // service documents ("Create a service SAS").
     let both = TableSasFields {
         permissions: "r",
         ..by_policy
     };
-    assert_eq!(get(table_sas(both)).await.1, "AuthenticationFailed");
+    assert_eq!(
+        get(table_sas(both)).await,
+        (400, "InvalidQueryParameterValue".to_owned())
+    );
     // Deleting the table takes its policies: a new table of that name has none, and
     // the token is revoked.
     assert_eq!(
@@ -1177,6 +1183,26 @@ async fn stored_access_policies_and_the_xml_apis() {
         .await;
     assert_eq!(other.status(), 200);
     assert!(other.headers().get("access-control-allow-origin").is_none());
+    // ... but, with CORS on, a GET's answer varies by Origin all the same (a cache
+    // must not hand it to an origin a rule admits); without an Origin it doesn't.
+    assert_eq!(other.headers()["vary"], "Origin");
+    let plain = wire.send(call("GET", "/devstoreaccount1/Tables")).await;
+    assert!(plain.headers().get("vary").is_none());
+    // The service's own words open each refusal (clients match on them).
+    let (_, _, body) = xml_failure(wire.send(preflight("https://evil.example", None)).await).await;
+    assert!(
+        body.contains("CORS not enabled or no matching rule found for this request."),
+        "{body}"
+    );
+    let mut no_method =
+        call("OPTIONS", "/devstoreaccount1/Tables").header("origin", "https://app.example");
+    no_method.sign = false;
+    let (status, _, body) = xml_failure(wire.send(no_method).await).await;
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("A required CORS header is not present."),
+        "{body}"
+    );
 
     let properties = wire
         .text(call(
@@ -1220,6 +1246,182 @@ async fn stored_access_policies_and_the_xml_apis() {
             .unwrap()
             .contains("<Status>live</Status>"));
     }
+}
+
+/// What other clients send, read as the service reads it (each learnt from
+/// Azurite's own table tests and checked against the service's documentation:
+/// docs/service-behaviour.md): a trailing slash, a SAS beside a Shared Key header,
+/// `x-ms-version`, the 4 MiB body, an insert's `Location`, If-Match forms, empty
+/// query options, the service's words in an entity-body refusal.
+#[tokio::test]
+async fn other_clients_dialects_as_the_service_reads_them() {
+    let wire = Wire::start().await;
+    let base = wire.server.url();
+
+    // `Tables/` and `$batch/` name the same resources as without the slash.
+    let created = wire
+        .send(call("POST", "/devstoreaccount1/Tables/").json(r#"{"TableName":"dialects"}"#))
+        .await;
+    assert_eq!(created.status(), 201);
+    let body = format!(
+        "--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n\
+         --changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         POST {base}/dialects HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Prefer: return-no-content\r\n\r\n{{\"PartitionKey\":\"b\",\"RowKey\":\"o'1\"}}\r\n\
+         --changeset_c--\r\n--batch_b--\r\n"
+    );
+    let batch = call("POST", "/devstoreaccount1/$batch/")
+        .header("content-type", "multipart/mixed; boundary=batch_b")
+        .with_body(&body);
+    let answer = wire.send(batch).await;
+    assert_eq!(answer.status(), 202);
+    // Each insert of a batch says where its entity lives (the JS SDK reads the
+    // RowKey back from it), keys percent-encoded and quotes doubled.
+    let text = answer.text().await.unwrap();
+    let location = format!("{base}/dialects(PartitionKey='b',RowKey='o''1')");
+    assert!(
+        text.contains(&format!("Location: {location}\r\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("DataServiceId: {location}\r\n")),
+        "{text}"
+    );
+
+    // So does a single insert, with or without content.
+    for prefer in ["return-content", "return-no-content"] {
+        let inserted = wire
+            .send(
+                call("POST", "/devstoreaccount1/dialects")
+                    .header("prefer", prefer)
+                    .json(&format!(r#"{{"PartitionKey":"%p","RowKey":"{prefer}"}}"#)),
+            )
+            .await;
+        assert!(inserted.status().is_success());
+        let location = format!("{base}/dialects(PartitionKey='%25p',RowKey='{prefer}')");
+        assert_eq!(inserted.headers()["location"], location.as_str());
+        assert_eq!(inserted.headers()["dataserviceid"], location.as_str());
+    }
+
+    // A SAS speaks for the request: a Shared Key header beside it (here one that
+    // would fail) is not consulted, and grants nothing more than the SAS.
+    let read = table_sas(TableSasFields {
+        permissions: "r",
+        expiry: SAS_EXPIRY,
+        table: "dialects",
+        version: "2019-02-02",
+        ..TableSasFields::default()
+    });
+    let path = format!("/devstoreaccount1/dialects()?{read}");
+    let mut beside = call("GET", &path).header(
+        "authorization",
+        "SharedKeyLite devstoreaccount1:bm90IGEgc2lnbmF0dXJl",
+    );
+    beside.sign = false;
+    assert_eq!(wire.send(beside).await.status(), 200);
+    let path = format!("/devstoreaccount1/dialects?{read}");
+    let mut widen = call("POST", &path)
+        .header(
+            "authorization",
+            "SharedKeyLite devstoreaccount1:bm90IGEgc2lnbmF0dXJl",
+        )
+        .json(r#"{"PartitionKey":"w","RowKey":"w"}"#);
+    widen.sign = false;
+    assert_eq!(
+        code_of(wire.send(widen).await).await,
+        (403, "AuthorizationPermissionMismatch".to_owned())
+    );
+
+    // x-ms-version: a published version or a later date is answered (and echoed);
+    // anything else is refused before anything is read or written.
+    for (version, status) in [
+        ("2018-03-28", 200),
+        ("2025-11-05", 200),
+        ("2031-06-01", 200),
+        ("invalid", 400),
+        ("2019-02-03", 400),
+        ("2019-2-2", 400),
+    ] {
+        let response = wire
+            .send(call("GET", "/devstoreaccount1/Tables").header("x-ms-version", version))
+            .await;
+        assert_eq!(response.status(), status, "x-ms-version {version}");
+        if status == 400 {
+            assert_eq!(error_code_header(&response), "InvalidHeaderValue");
+        } else {
+            assert_eq!(response.headers()["x-ms-version"], version);
+        }
+    }
+
+    // Any body over 4 MiB, not only a batch's: 413 RequestBodyTooLarge, unread.
+    let big = format!(
+        r#"{{"PartitionKey":"big","RowKey":"big","A":"{}"}}"#,
+        "a".repeat(4 * 1024 * 1024)
+    );
+    let (status, header, code) = failure(
+        wire.send(call("POST", "/devstoreaccount1/dialects").json(&big))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (status, header.as_str(), code.as_str()),
+        (413, "RequestBodyTooLarge", "RequestBodyTooLarge")
+    );
+
+    // If-Match: a weak ETag is compared (412 when stale, whatever it holds); a
+    // strong or malformed one is refused as malformed (400).
+    let entity = "/devstoreaccount1/dialects(PartitionKey='%25p',RowKey='return-content')";
+    for (if_match, status) in [
+        ("W/\"wrong\"", 412),
+        ("w/\"datetime'2015-01-01T23%3A14%3A33.4980000Z'\"", 412),
+        ("\"wrong\"", 400),
+        ("\"datetime'2015-01-01T23%3A14%3A33.4980000Z'\"", 400),
+        ("wrong", 400),
+        ("\"", 400),
+    ] {
+        let response = wire
+            .send(call("PUT", entity).header("if-match", if_match).json("{}"))
+            .await;
+        assert_eq!(response.status(), status, "If-Match {if_match}");
+    }
+
+    // `$filter=` and `$select=` given empty are absent: every row, every property.
+    for query in ["$filter=", "$filter=%20&$select="] {
+        let json: Json = wire
+            .send(call(
+                "GET",
+                &format!("/devstoreaccount1/dialects()?{query}"),
+            ))
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            json["value"].as_array().unwrap().len(),
+            3,
+            "{query}: {json}"
+        );
+    }
+    let tables: Json = wire
+        .send(call("GET", "/devstoreaccount1/Tables?$filter="))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tables["value"].as_array().unwrap().len(), 1, "{tables}");
+
+    // An entity body the service can't read: its own words first, then ours.
+    let bad = r#"{"PartitionKey":"d","RowKey":"d","When":"","When@odata.type":"Edm.DateTime"}"#;
+    let response = wire
+        .send(call("POST", "/devstoreaccount1/dialects").json(bad))
+        .await;
+    assert_eq!(response.status(), 400);
+    let json: Json = response.json().await.unwrap();
+    let message = json["odata.error"]["message"]["value"].as_str().unwrap();
+    assert!(
+        message.starts_with("An error occurred while processing this request. "),
+        "{message}"
+    );
 }
 
 /// The status, the error code header and the XML body of a refusal.
