@@ -222,6 +222,10 @@ fn truncate(text: String, max_chars: usize) -> String {
 /// The reason phrase of a status, for responses without a message.
 pub(super) fn status_text(status: u16) -> String {
     let reason = match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
