@@ -13,8 +13,8 @@ use tables_core::service::acl::SignedIdentifier;
 use tables_core::service::properties::ServiceProperties;
 use tables_mem::MemEngine;
 
+use crate::access::Access;
 use crate::account::Account;
-use crate::auth::Access;
 use crate::persist::{Journal, Restored, SnapshotWriter};
 use crate::reply::Failure;
 use crate::request::{Request, Target};

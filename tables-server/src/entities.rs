@@ -13,7 +13,7 @@ use tables_core::{
     QuerySpec, WriteOp, WriteOutcome,
 };
 
-use crate::auth::Access;
+use crate::access::Access;
 use crate::context::Call;
 use crate::reply::{names, paging_header, Failure, Reply};
 use crate::tables::{prefers_no_content, top};

@@ -16,6 +16,7 @@
 
 mod body;
 mod case;
+mod names;
 mod signing;
 
 use std::collections::HashMap;

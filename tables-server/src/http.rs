@@ -388,7 +388,7 @@ fn control(state: &State, request: &Request) -> Reply {
         .and_then(tables_core::auth::Authorization::parse)
         .and_then(|authorization| state.accounts.get(authorization.account));
     let signed = signer.map(|account| crate::auth::authenticate(request, account));
-    if !matches!(signed, Some(Ok(crate::auth::Access::Full))) {
+    if !matches!(signed, Some(Ok(crate::access::Access::Full))) {
         let why = match signed {
             Some(Err(failure)) => failure.message,
             _ => "no Authorization header of a served account".to_owned(),

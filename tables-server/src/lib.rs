@@ -26,6 +26,7 @@
 //! # Ok::<(), std::io::Error>(()) }).unwrap();
 //! ```
 
+mod access;
 mod account;
 mod auth;
 mod batch;

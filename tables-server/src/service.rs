@@ -9,7 +9,7 @@ use tables_core::service::properties::{
 };
 use tables_core::{error_code as code, Engine, QuerySpec};
 
-use crate::auth::Scope;
+use crate::access::Scope;
 use crate::context::Call;
 use crate::reply::{Failure, Reply};
 

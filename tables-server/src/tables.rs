@@ -4,7 +4,7 @@ use tables_core::odata::continuation::NEXT_TABLE_NAME;
 use tables_core::odata::response::encode_tables;
 use tables_core::{DynamicEntity, Engine, Filter, ListTablesOptions, MAX_PAGE_SIZE};
 
-use crate::auth::Scope;
+use crate::access::Scope;
 use crate::context::Call;
 use crate::reply::{names, paging_header, Failure, Reply};
 

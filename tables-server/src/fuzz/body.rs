@@ -2,7 +2,7 @@
 //! changesets, Set Table ACL and Set Service Properties XML, and the byte-level
 //! mutations applied to all of them.
 
-use super::case::{entity_path, table_name};
+use super::names::{entity_path, table_name};
 use super::{Rng, ACCOUNT, KEYS};
 
 /// `text` as a JSON string.

@@ -11,7 +11,8 @@ use tables_core::auth::{AccountSasFields, TableSasFields, QUERY_VALUE};
 use tables_core::odata::continuation::encode_position;
 
 use super::body::{acl_xml, batch, entity_json, mutate, properties_xml, quoted};
-use super::{dev_key, Rng, ACCOUNT, KEYS, TABLES};
+use super::names::{entity_path, table_name};
+use super::{dev_key, Rng, ACCOUNT, KEYS};
 
 /// One generated request, before signing.
 pub(super) struct Case {
@@ -75,45 +76,6 @@ pub(super) fn escape(rng: &mut Rng, text: &[u8]) -> String {
         out.push_str(rng.one_of(EVIL));
     }
     out
-}
-
-fn key_literal(rng: &mut Rng) -> String {
-    let key = match rng.below(5) {
-        0..=2 => rng.pick(&KEYS).0.to_owned(),
-        3 => rng.pick(&KEYS).1.to_owned(),
-        _ => rng.text(12),
-    };
-    match rng.below(20) {
-        0 => key,
-        1 => format!("'{key}"),
-        2 => format!("'{key}'''"),
-        _ => format!("'{}'", key.replace('\'', "''")),
-    }
-}
-
-pub(super) fn entity_path(rng: &mut Rng) -> String {
-    let table = table_name(rng);
-    let (pk, rk) = (key_literal(rng), key_literal(rng));
-    let inner = match rng.below(20) {
-        0 => format!("RowKey={rk},PartitionKey={pk}"),
-        1 => format!("PartitionKey={pk}"),
-        2 => format!("PartitionKey={pk},RowKey={rk},X='y'"),
-        3 => format!(" PartitionKey = {pk} , RowKey = {rk} "),
-        4 => format!("PartitionKey={pk},RowKey={rk})("),
-        5 => format!("partitionkey={pk},rowkey={rk}"),
-        _ => format!("PartitionKey={pk},RowKey={rk}"),
-    };
-    format!("{table}({inner})")
-}
-
-pub(super) fn table_name(rng: &mut Rng) -> String {
-    match rng.below(10) {
-        0..=5 => rng.one_of(TABLES).to_owned(),
-        6 => "FUZZ".to_owned(),
-        7 => format!("t{}", rng.below(1_000)),
-        8 => "x".repeat(rng.pick(&[0, 2, 3, 63, 64])),
-        _ => rng.text(10),
-    }
 }
 
 /// A `$filter` from the grammar, with literals of every type, some out of range.

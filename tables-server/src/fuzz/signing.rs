@@ -21,7 +21,8 @@ use tables_client::remote::table_authorization;
 use tables_core::{odata, EntityKey};
 use tables_mem::MemEngine;
 
-use super::case::{escape, table_name};
+use super::case::escape;
+use super::names::table_name;
 use super::{dev_key, env_number, Rng, ACCOUNT};
 use crate::account::Account;
 use crate::auth::authenticate;
