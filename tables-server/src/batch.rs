@@ -14,15 +14,14 @@ use tables_core::{Engine, WriteOp};
 
 use crate::context::Call;
 use crate::entities::{allow_write, inserted_entity, inserted_json, not_found, write_op};
-use crate::reply::{Failure, Reply};
+use crate::reply::{preference, Failure, Preference, Reply};
 use crate::request::{Request, SECONDARY_SUFFIX};
-use crate::tables::prefers_no_content;
 
 /// What one operation of the changeset asks of its answer (its write goes to the
 /// engine with the others).
 struct Answering {
     content_id: Option<String>,
-    no_content: bool,
+    preference: Preference,
 }
 
 impl From<BatchResponse> for Reply {
@@ -101,23 +100,18 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
                 headers.push(("DataServiceId".to_owned(), url));
             }
             let (status, body) = match op {
-                WriteOp::Insert(entity) if !asks.no_content => {
+                WriteOp::Insert(entity) if !asks.preference.no_content() => {
                     headers.push((
                         "Content-Type".to_owned(),
                         metadata.content_type().to_owned(),
                     ));
-                    headers.push(("Preference-Applied".to_owned(), "return-content".to_owned()));
                     (201, inserted_json(entity, &outcome, metadata, &here))
-                }
-                WriteOp::Insert(_) => {
-                    headers.push((
-                        "Preference-Applied".to_owned(),
-                        "return-no-content".to_owned(),
-                    ));
-                    (204, Vec::new())
                 }
                 _ => (204, Vec::new()),
             };
+            if let (WriteOp::Insert(_), Some(applied)) = (op, asks.preference.applied()) {
+                headers.push(("Preference-Applied".to_owned(), applied.to_owned()));
+            }
             BatchPart {
                 status,
                 headers,
@@ -175,7 +169,7 @@ fn operation(
     allow_write(&call.access, name, &op)?;
     let asks = Answering {
         content_id: part.header("content-id").map(str::to_owned),
-        no_content: prefers_no_content(part.header("prefer")),
+        preference: preference(part.header("prefer")),
     };
     Ok((op, asks))
 }

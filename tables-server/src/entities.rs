@@ -15,8 +15,8 @@ use tables_core::{
 
 use crate::access::Access;
 use crate::context::Call;
-use crate::reply::{names, paging_header, Failure, Reply};
-use crate::tables::{prefers_no_content, top};
+use crate::reply::{names, paging_header, preference, Failure, Reply};
+use crate::tables::top;
 
 fn resource<'a>(call: &'a Call<'_>, table: &'a str) -> Resource<'a> {
     Resource {
@@ -180,12 +180,17 @@ pub(crate) async fn insert(call: &Call<'_>, table: &str) -> Result<Reply, Failur
         .entity()
         .unwrap_or_else(|| unreachable!("an insert has an entity"));
     let here = resource(call, table);
-    let reply = if prefers_no_content(call.request.header(names::PREFER)) {
-        Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content")
+    let preference = preference(call.request.header(names::PREFER));
+    let reply = if preference.no_content() {
+        Reply::empty(204)
     } else {
-        let body = inserted_json(entity, &outcome, metadata, &here);
-        Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content")
-    };
+        Reply::json(
+            201,
+            metadata,
+            inserted_json(entity, &outcome, metadata, &here),
+        )
+    }
+    .with_preference(preference);
     // Where the new entity lives, as the service says it (clients read the keys
     // back from it, the JS SDK from each insert of a batch).
     let url = here.entity_url(&entity.key());

@@ -49,6 +49,14 @@ impl Reply {
         self
     }
 
+    /// With `Preference-Applied` when the request stated a preference.
+    pub(crate) fn with_preference(self, preference: Preference) -> Reply {
+        match preference.applied() {
+            Some(applied) => self.with_header(names::PREFERENCE_APPLIED, applied),
+            None => self,
+        }
+    }
+
     pub(crate) fn with_header(
         mut self,
         name: HeaderName,
@@ -187,5 +195,40 @@ impl Failure {
 impl From<Error> for Failure {
     fn from(err: Error) -> Failure {
         Failure::from_error(&err)
+    }
+}
+
+/// What a `Prefer` header asks of an insert.
+pub(crate) fn preference(prefer: Option<&str>) -> Preference {
+    match prefer.map(str::trim) {
+        Some(p) if p.eq_ignore_ascii_case("return-no-content") => Preference::NoContent,
+        Some(p) if p.eq_ignore_ascii_case("return-content") => Preference::Content,
+        _ => Preference::Unsaid,
+    }
+}
+
+/// What an insert's `Prefer` header asked for: the answer has the entity (`201`)
+/// unless it asked for no content (`204`), and says `Preference-Applied` only when
+/// it asked ("Setting the Prefer header to manage response echo on insert
+/// operations": without a Prefer header, 201 without Preference-Applied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Preference {
+    Content,
+    NoContent,
+    Unsaid,
+}
+
+impl Preference {
+    pub(crate) fn no_content(self) -> bool {
+        self == Preference::NoContent
+    }
+
+    /// The `Preference-Applied` value, if the request stated a preference.
+    pub(crate) fn applied(self) -> Option<&'static str> {
+        match self {
+            Preference::Content => Some("return-content"),
+            Preference::NoContent => Some("return-no-content"),
+            Preference::Unsaid => None,
+        }
     }
 }

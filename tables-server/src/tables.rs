@@ -6,7 +6,7 @@ use tables_core::{DynamicEntity, Engine, Filter, ListTablesOptions, MAX_PAGE_SIZ
 
 use crate::access::Scope;
 use crate::context::Call;
-use crate::reply::{names, paging_header, Failure, Reply};
+use crate::reply::{names, paging_header, preference, Failure, Reply};
 
 /// `GET /Tables`: `$filter` on `TableName`, `$top`, `NextTableName`.
 pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
@@ -115,8 +115,9 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
     let metadata = call.metadata()?;
     let name = table_name(&call.request.body)?;
     call.account.engine.create_table(&name).await?;
-    if prefers_no_content(call.request.header(names::PREFER)) {
-        return Ok(Reply::empty(204).with_header(names::PREFERENCE_APPLIED, "return-no-content"));
+    let preference = preference(call.request.header(names::PREFER));
+    if preference.no_content() {
+        return Ok(Reply::empty(204).with_preference(preference));
     }
     let mut body = Vec::with_capacity(128);
     encode_tables(
@@ -127,12 +128,7 @@ pub(crate) async fn create(call: &Call<'_>) -> Result<Reply, Failure> {
         call.target.account,
         &mut body,
     );
-    Ok(Reply::json(201, metadata, body).with_header(names::PREFERENCE_APPLIED, "return-content"))
-}
-
-/// Whether a `Prefer` header asks for no content.
-pub(crate) fn prefers_no_content(prefer: Option<&str>) -> bool {
-    prefer.is_some_and(|prefer| prefer.trim().eq_ignore_ascii_case("return-no-content"))
+    Ok(Reply::json(201, metadata, body).with_preference(preference))
 }
 
 fn table_name(body: &[u8]) -> Result<String, Failure> {

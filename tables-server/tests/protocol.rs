@@ -270,7 +270,18 @@ async fn prefer_and_etags() {
         )
         .await;
     assert_eq!(response.status(), 201);
-    assert_eq!(response.headers()["preference-applied"], "return-content");
+    // No Prefer header: the entity, and no Preference-Applied (the service's
+    // "Setting the Prefer header" page); asked for, it is said.
+    assert!(response.headers().get("preference-applied").is_none());
+    let asked = wire
+        .send(
+            call("POST", "/devstoreaccount1/Quiet")
+                .header("prefer", "return-content")
+                .json(r#"{"PartitionKey":"p","RowKey":"asked"}"#),
+        )
+        .await;
+    assert_eq!(asked.status(), 201);
+    assert_eq!(asked.headers()["preference-applied"], "return-content");
     let etag = response.headers()["etag"].to_str().unwrap().to_owned();
     assert!(etag.starts_with("W/\"datetime'"), "{etag}");
     let body: Json = response.json().await.unwrap();
