@@ -1,11 +1,12 @@
 //! [`BulkWriter`]: large loads, grouped by partition and sent as entity group
-//! transactions of up to 100 operations, several at once.
+//! transactions of up to 100 operations, several at once, while the input is still
+//! being read.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
 
-use futures::stream::{self, StreamExt};
+use futures::stream::{FuturesUnordered, StreamExt};
 use tables_core::model::IndexKind;
 use tables_core::sealed::is_held;
 use tables_core::size::entity_size;
@@ -38,17 +39,35 @@ pub enum BulkMode {
 
 /// A bulk loader for one table, from [`TableServiceClient::bulk_writer`].
 ///
-/// [`BulkWriter::write_all`] encodes every item, groups the rows by PartitionKey
-/// (partitions in order of first appearance, items in caller order within each),
+/// [`BulkWriter::write_all`] (or [`BulkWriter::write_each`]) reads the items one at a
+/// time, encodes and checks each as it comes, groups the rows by PartitionKey and
 /// cuts each partition into chunks of at most 100 operations and 4 MiB (an item's
-/// same-partition index copies count and stay in its chunk), validates every chunk,
-/// and only then sends the chunks as entity group transactions, at most
-/// [`BulkWriter::concurrency`] at a time.
+/// same-partition index copies count and stay in its chunk). A chunk goes out as an
+/// entity group transaction as soon as it is full, at most
+/// [`BulkWriter::concurrency`] at a time, while reading goes on; a partition's
+/// chunks are sent one after another, in item order, so a later write of a row
+/// lands after an earlier one.
+///
+/// **Memory is bounded whatever the input's length**: the writer holds at most
+/// `4 × concurrency × 100` items not yet sent, plus the chunks in flight; reading
+/// pauses until a chunk finishes. With the defaults (concurrency 8) that is 3,200
+/// items waiting and 8 chunks in flight. Items of many partitions interleaved fill
+/// many chunks at once: when that many wait and none is full, the fullest goes out
+/// early (input sorted by PartitionKey, as exports are, makes full chunks). [`BulkWriter::write_each`] hands each
+/// finished chunk to the caller and keeps only counts; [`BulkWriter::write_all`]
+/// also keeps every chunk's outcome for its [`BulkReport`], one small record per
+/// item.
 ///
 /// **Atomic per chunk only.** Each chunk is one entity group transaction: all of its
 /// rows are written or none. Chunks succeed or fail independently, so a failed load
-/// leaves the other chunks written; [`BulkReport`] says which caller items each chunk
+/// leaves the other chunks written; the report says which caller items each chunk
 /// held and how it ended, so the caller can retry exactly the failed ones.
+///
+/// **A bad item stops the reading.** An item that can't be written (it doesn't
+/// encode, or a key or property the service would refuse) is refused before its
+/// chunk is sent: every item before it is still sent (partial chunks included),
+/// nothing after it is read, and the report names it
+/// ([`BulkReport::refused`]) and where to resume ([`BulkReport::resume_at`]).
 ///
 /// ```
 /// use tables_client::{BulkMode, BulkReport, Entity, ErrorKind, Filter, QuerySpec, Row, TableServiceClient, WriteOp};
@@ -155,16 +174,32 @@ impl ChunkOutcome {
     }
 }
 
+/// An item refused before its chunk was sent: its index in the input and why.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RefusedItem {
+    /// The item's index in the sequence given to the writer.
+    pub index: usize,
+    /// Why it can't be written (its [`Error::batch_index`] is `index`).
+    pub error: Error,
+}
+
 /// What a [`BulkWriter::write_all`] did, chunk by chunk.
 ///
-/// `write_all` returns it as is only when every chunk was written; a load that
-/// failed in part returns an error carrying the report
+/// `write_all` returns it as is only when every chunk was written and no item was
+/// refused; otherwise it returns an error carrying the report
 /// ([`BulkReport::from_error`]), so a partial failure can't pass for success.
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct BulkReport {
-    /// Every chunk, partitions in order of first appearance, chunks in item order.
+    /// Every chunk sent (or checked and not sent), in the order of their first
+    /// items.
     pub chunks: Vec<ChunkOutcome>,
+    /// The item that stopped the reading, if one was refused: no item after it was
+    /// read.
+    pub refused: Option<RefusedItem>,
+    /// How many items were read from the input (the refused one included).
+    pub items_read: usize,
 }
 
 impl BulkReport {
@@ -201,9 +236,16 @@ impl BulkReport {
         self.chunks.iter().filter(|c| !c.is_written())
     }
 
-    /// Whether every chunk was written.
+    /// Whether every chunk was written and no item refused.
     pub fn is_complete(&self) -> bool {
-        self.chunks.iter().all(ChunkOutcome::is_written)
+        self.refused.is_none() && self.chunks.iter().all(ChunkOutcome::is_written)
+    }
+
+    /// Where to go on: the index of the first item not read (the refused item's,
+    /// if one was refused). Items from there on were never claimed; the items of
+    /// failed chunks before it are [`BulkReport::failed_items`].
+    pub fn resume_at(&self) -> usize {
+        self.refused.as_ref().map_or(self.items_read, |r| r.index)
     }
 
     /// The caller indexes of the items written, ascending.
@@ -227,37 +269,149 @@ impl fmt::Display for BulkReport {
             self.chunks.len(),
             failed.iter().map(|c| c.items.len()).sum::<usize>(),
             self.chunks.iter().map(|c| c.items.len()).sum::<usize>()
-        )
+        )?;
+        if let Some(refused) = &self.refused {
+            write!(
+                f,
+                "; item {} was refused and nothing after it was read",
+                refused.index
+            )?;
+        }
+        Ok(())
     }
 }
 
 impl std::error::Error for BulkReport {}
 
 impl BulkReport {
-    /// `Ok(self)` when complete; otherwise an error of the first failed chunk's kind
-    /// (marked if any failed chunk may have applied), with the report as its source.
+    /// `Ok(self)` when complete; otherwise an error of the refused item's kind, or
+    /// else the first failed chunk's (marked if any failed chunk may have applied),
+    /// with the report as its source.
     fn into_result(self) -> Result<BulkReport> {
-        let Some(first) = self.failed().find_map(|c| c.result.as_ref().err()) else {
-            return Ok(self);
+        let failed = self.failed().find_map(|c| c.result.as_ref().err());
+        let first = match (&self.refused, failed) {
+            (Some(refused), _) => &refused.error,
+            (None, Some(failed)) => failed,
+            (None, None) => return Ok(self),
         };
-        let doubtful = self
-            .failed()
-            .any(|c| c.result.as_ref().is_err_and(Error::may_have_applied));
-        let message = format!(
-            "the bulk load failed in part: {self}; the other chunks were written. The first \
-             failure: {first}. BulkReport::from_error gives every chunk's outcome, and \
-             failed_items() the items to retry"
-        );
-        let mut err = Error::new(first.kind(), message).with_origin(first.origin());
-        if let Some(index) = first.batch_index() {
-            err = err.with_batch_index(index);
-        }
-        if doubtful {
-            err = err.with_may_have_applied();
-        }
+        let err = load_error(first, &self.to_string(), self.doubtful(), self.resume_at());
         Err(err.with_source(self))
     }
+
+    fn doubtful(&self) -> bool {
+        self.failed()
+            .any(|c| c.result.as_ref().is_err_and(Error::may_have_applied))
+    }
 }
+
+/// The error of a load that did not write everything: `first`'s kind, origin and
+/// item, a message saying what was and wasn't written and where to go on.
+fn load_error(first: &Error, what: &str, doubtful: bool, resume_at: usize) -> Error {
+    let message = format!(
+        "the bulk load did not write everything: {what}. The first failure: {}. \
+         The other chunks were written; BulkReport::from_error (or BulkSummary::from_error) \
+         says which items to retry, and resume_at() ({resume_at}) where the input stopped",
+        first.message()
+    );
+    let mut err = Error::new(first.kind(), message).with_origin(first.origin());
+    if let Some(index) = first.batch_index() {
+        err = err.with_batch_index(index);
+    }
+    if doubtful {
+        err = err.with_may_have_applied();
+    }
+    err
+}
+
+/// A chunk's error as the load's error needs it (its kind, origin, item, words and
+/// doubt), once the chunk itself went to the caller.
+fn copy_of(err: &Error) -> Error {
+    let mut copy = Error::new(err.kind(), err.message()).with_origin(err.origin());
+    if let Some(index) = err.batch_index() {
+        copy = copy.with_batch_index(index);
+    }
+    if err.may_have_applied() {
+        copy = copy.with_may_have_applied();
+    }
+    copy
+}
+
+/// What a [`BulkWriter::write_each`] did, in counts: its memory does not grow with
+/// the load (each chunk's outcome went to the caller's function).
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct BulkSummary {
+    /// Items read from the input (the refused one included).
+    pub items_read: usize,
+    /// Items written (in chunks that succeeded).
+    pub items_written: usize,
+    /// Items not written because their chunk failed.
+    pub items_failed: usize,
+    /// Chunks written.
+    pub chunks_written: usize,
+    /// Chunks that failed.
+    pub chunks_failed: usize,
+    /// Whether a failed chunk may have been applied (its answer was lost).
+    pub may_have_applied: bool,
+    /// The item that stopped the reading, if one was refused.
+    pub refused: Option<RefusedItem>,
+}
+
+impl BulkSummary {
+    /// The summary a partly failed [`BulkWriter::write_each`] carries, if `err` is
+    /// one.
+    pub fn from_error(err: &Error) -> Option<&BulkSummary> {
+        std::error::Error::source(err)?.downcast_ref()
+    }
+
+    /// Whether every chunk was written and no item refused.
+    pub fn is_complete(&self) -> bool {
+        self.refused.is_none() && self.chunks_failed == 0
+    }
+
+    /// Where to go on: the index of the first item not read (the refused item's,
+    /// if one was refused).
+    pub fn resume_at(&self) -> usize {
+        self.refused.as_ref().map_or(self.items_read, |r| r.index)
+    }
+
+    fn count(&mut self, chunk: &ChunkOutcome) {
+        match &chunk.result {
+            Ok(_) => {
+                self.chunks_written += 1;
+                self.items_written += chunk.items.len();
+            }
+            Err(err) => {
+                self.chunks_failed += 1;
+                self.items_failed += chunk.items.len();
+                self.may_have_applied |= err.may_have_applied();
+            }
+        }
+    }
+}
+
+impl fmt::Display for BulkSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} chunks failed ({} of {} items not written)",
+            self.chunks_failed,
+            self.chunks_failed + self.chunks_written,
+            self.items_failed,
+            self.items_failed + self.items_written
+        )?;
+        if let Some(refused) = &self.refused {
+            write!(
+                f,
+                "; item {} was refused and nothing after it was read",
+                refused.index
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BulkSummary {}
 
 fn sorted_items<'a>(chunks: impl Iterator<Item = &'a ChunkOutcome>) -> Vec<usize> {
     let mut items: Vec<usize> = chunks.flat_map(|c| c.items.iter().copied()).collect();
@@ -325,64 +479,193 @@ impl<T: Row> BulkWriter<T> {
     ///
     /// A chunk that fails (a conflict, a throttled request, ...) does not stop the
     /// others; its error is in its [`ChunkOutcome`], with [`Error::batch_index`] set
-    /// to the caller index of the failing item.
+    /// to the caller index of the failing item. The report keeps one outcome per
+    /// item; for loads too large for that, [`BulkWriter::write_each`] hands the
+    /// outcomes over chunk by chunk instead.
     ///
     /// # Errors
     ///
-    /// Before anything is sent, and then nothing is written:
-    /// [`ErrorKind::InvalidInput`] for a type with eventually consistent indexes or
-    /// index entities (use [`Table::insert`](crate::Table::insert) per item), or for
-    /// two items writing the same row; an item's encoding error; a chunk's
-    /// [`validate_batch`] error (an invalid key or property, an item whose own rows
-    /// exceed 100 operations or 4 MiB). Each error's [`Error::batch_index`] is the
-    /// caller index of the item at fault.
+    /// Before anything is read: [`ErrorKind::InvalidInput`] for a type with
+    /// eventually consistent indexes or index entities (use
+    /// [`Table::insert`](crate::Table::insert) per item).
     ///
-    /// After sending, when some chunks failed: an error of the first failure's kind
-    /// whose source is the whole [`BulkReport`] ([`BulkReport::from_error`]); it says
-    /// [whether a failed chunk may have applied](Error::may_have_applied).
+    /// When an item is refused (it doesn't encode; an invalid key or property; its
+    /// own rows exceed 100 operations or 4 MiB): an error of its kind, whose
+    /// [`Error::batch_index`] is its caller index, carrying the [`BulkReport`] of
+    /// what was sent before it ([`BulkReport::from_error`]).
+    ///
+    /// When some chunks failed: an error of the first failure's kind carrying the
+    /// report; it says [whether a failed chunk may have applied](Error::may_have_applied).
     pub async fn write_all(self, items: impl IntoIterator<Item = T>) -> Result<BulkReport> {
         check_supported::<T>()?;
-        let chunks = self.plan(items)?;
-        let table = self.table.as_str();
-        let writer = &self;
-        let mut done: Vec<(usize, ChunkOutcome)> = stream::iter(chunks.into_iter().enumerate())
-            .map(|(at, chunk)| async move { (at, writer.send(table, chunk).await) })
-            .buffer_unordered(self.concurrency)
-            .collect()
-            .await;
-        done.sort_unstable_by_key(|(at, _)| *at);
+        let mut chunks = Vec::new();
+        let end = self.stream(items, |chunk| chunks.push(chunk)).await;
+        chunks.sort_unstable_by_key(|c| c.items.first().copied());
         BulkReport {
-            chunks: done.into_iter().map(|(_, outcome)| outcome).collect(),
+            chunks,
+            refused: end.refused,
+            items_read: end.items_read,
         }
         .into_result()
     }
 
-    /// Encodes, groups, chunks and validates everything; sends nothing.
-    fn plan(&self, items: impl IntoIterator<Item = T>) -> Result<Vec<Chunk>> {
-        let mut groups: Vec<(String, Vec<Planned>)> = Vec::new();
-        let mut group_of: HashMap<String, usize> = HashMap::new();
-        for (index, value) in items.into_iter().enumerate() {
-            let planned = encode(index, &value, self.mode)?;
-            let at = *group_of
-                .entry(planned.primary.partition_key.clone())
-                .or_insert_with(|| {
-                    groups.push((planned.primary.partition_key.clone(), Vec::new()));
-                    groups.len() - 1
-                });
-            groups[at].1.push(planned);
+    /// Writes every item, handing each chunk's outcome to `on_chunk` as it
+    /// finishes (in the order they finish), and returns the counts. Its memory does
+    /// not grow with the load: what [`BulkWriter`] holds (at most
+    /// `4 × concurrency × 100` items waiting, `concurrency` chunks in flight) and
+    /// what `on_chunk` keeps. A checkpoint of a resumable load is `on_chunk`'s to
+    /// write: the items of each written chunk are final.
+    ///
+    /// ```
+    /// use tables_client::{BulkSummary, Entity, TableServiceClient};
+    ///
+    /// #[derive(Entity, Debug, Clone)]
+    /// #[entity(partition_key = "{device}", row_key = "{reading:08}")]
+    /// pub struct Reading {
+    ///     pub device: String,
+    ///     pub reading: u32,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let service = TableServiceClient::in_memory();
+    /// service.create_table("Readings").await?;
+    /// // 10,000 readings of 10 devices, generated as they are written.
+    /// let items = (0..10_000).map(|i| Reading { device: format!("d{}", i % 10), reading: i });
+    /// let mut written = 0;
+    /// let summary: BulkSummary = service
+    ///     .bulk_writer::<Reading>("Readings")
+    ///     .write_each(items, |chunk| {
+    ///         if chunk.is_written() {
+    ///             written += chunk.items.len(); // e.g. record chunk.items in a checkpoint
+    ///         }
+    ///     })
+    ///     .await?;
+    /// assert_eq!((summary.items_written, written), (10_000, 10_000));
+    /// assert_eq!(summary.resume_at(), 10_000);
+    /// # Ok::<(), tables_client::Error>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`BulkWriter::write_all`], carrying the [`BulkSummary`]
+    /// ([`BulkSummary::from_error`]) instead of a report.
+    pub async fn write_each(
+        self,
+        items: impl IntoIterator<Item = T>,
+        mut on_chunk: impl FnMut(ChunkOutcome),
+    ) -> Result<BulkSummary> {
+        check_supported::<T>()?;
+        let mut summary = BulkSummary::default();
+        let end = self
+            .stream(items, |chunk| {
+                summary.count(&chunk);
+                on_chunk(chunk);
+            })
+            .await;
+        summary.items_read = end.items_read;
+        summary.refused = end.refused;
+        if summary.is_complete() {
+            return Ok(summary);
         }
-        let reserve = self.reserved_deletes();
-        let max_bytes = chunk_bytes(self.service.engine().capabilities().max_batch_bytes);
-        let mut chunks = Vec::new();
-        for (partition_key, items) in groups {
-            check_rows_once(&items)?;
-            chunks.extend(cut(partition_key, items, reserve, max_bytes));
+        let what = summary.to_string();
+        let first = match (&summary.refused, &end.first_failure) {
+            (Some(refused), _) => &refused.error,
+            (None, Some(failed)) => failed,
+            (None, None) => return Ok(summary),
+        };
+        let err = load_error(first, &what, summary.may_have_applied, summary.resume_at());
+        Err(err.with_source(summary))
+    }
+
+    /// Reads, encodes, checks, chunks and sends, `concurrency` chunks at a time,
+    /// one chunk at a time per partition, holding at most [`Self::max_waiting`]
+    /// items not yet sent; every chunk's outcome goes to `on_chunk`.
+    async fn stream(
+        &self,
+        items: impl IntoIterator<Item = T>,
+        mut on_chunk: impl FnMut(ChunkOutcome),
+    ) -> StreamEnd {
+        let table = self.table.as_str();
+        let limits = ChunkLimits {
+            reserve: self.reserved_deletes(),
+            max_bytes: chunk_bytes(self.service.engine().capabilities().max_batch_bytes),
+        };
+        let max_waiting = self.max_waiting();
+        let mut end = StreamEnd::default();
+        let mut chunks = Chunker::default();
+        let mut busy: HashSet<String> = HashSet::new();
+        let mut in_flight = FuturesUnordered::new();
+        let mut input = items.into_iter().enumerate();
+        let mut reading = true;
+        loop {
+            // Send what may go: a chunk whose partition has none in flight.
+            while in_flight.len() < self.concurrency {
+                let Some(chunk) = chunks.next_ready(&busy) else {
+                    break;
+                };
+                busy.insert(chunk.partition_key.clone());
+                in_flight.push(self.send(table, chunk));
+            }
+            if reading && chunks.waiting < max_waiting {
+                match input.next() {
+                    Some((index, value)) => {
+                        end.items_read = index + 1;
+                        match self.checked(index, &value) {
+                            Ok(planned) => chunks.add(planned, &limits),
+                            Err(error) => {
+                                end.refused = Some(RefusedItem { index, error });
+                                reading = false;
+                                chunks.close_all();
+                            }
+                        }
+                    }
+                    None => {
+                        reading = false;
+                        chunks.close_all();
+                    }
+                }
+                continue;
+            }
+            match in_flight.next().await {
+                Some(outcome) => {
+                    busy.remove(&outcome.partition_key);
+                    if end.first_failure.is_none() {
+                        end.first_failure = outcome.result.as_ref().err().map(copy_of);
+                    }
+                    on_chunk(outcome);
+                }
+                // Nothing in flight: a full buffer of partial chunks sends its
+                // largest; with the input done and nothing waiting, the load is.
+                None if reading => chunks.close_largest(),
+                None if chunks.waiting == 0 => return end,
+                None => {}
+            }
         }
-        for chunk in &chunks {
-            let batch = self.planned_batch(chunk);
-            validate_batch(&batch.ops).map_err(|e| at_item(e, chunk, &batch))?;
+    }
+
+    /// The most items held unsent: four rounds of full chunks.
+    fn max_waiting(&self) -> usize {
+        4 * self.concurrency * MAX_BATCH_OPERATIONS
+    }
+
+    /// One item encoded and checked on its own (keys, properties, its rows' count
+    /// and size), as its chunk will be.
+    fn checked(&self, index: usize, value: &T) -> Result<Planned> {
+        let planned = encode(index, value, self.mode)?;
+        let ops: Vec<WriteOp> = std::iter::once(&planned.primary)
+            .chain(&planned.copies)
+            .map(|row| self.op(row.clone()))
+            .collect();
+        validate_batch(&ops).map_err(|e| e.with_batch_index(index))?;
+        Ok(planned)
+    }
+
+    fn op(&self, row: DynamicEntity) -> WriteOp {
+        match self.mode {
+            BulkMode::Insert => WriteOp::Insert(row),
+            BulkMode::Upsert => WriteOp::UpsertReplace(row),
         }
-        Ok(chunks)
     }
 
     /// Operations each item must keep room for to delete its old copies: in upsert
@@ -408,10 +691,7 @@ impl<T: Row> BulkWriter<T> {
         for item in &chunk.items {
             batch.primary_at.push(batch.ops.len());
             for row in std::iter::once(&item.primary).chain(&item.copies) {
-                batch.ops.push(match self.mode {
-                    BulkMode::Insert => WriteOp::Insert(row.clone()),
-                    BulkMode::Upsert => WriteOp::UpsertReplace(row.clone()),
-                });
+                batch.ops.push(self.op(row.clone()));
             }
         }
         batch
@@ -422,6 +702,16 @@ impl<T: Row> BulkWriter<T> {
     /// type has copies), retried after a lost race like any typed write.
     async fn send(&self, table: &str, chunk: Chunk) -> ChunkOutcome {
         let indexes = chunk.caller_indexes();
+        // Each item was checked alone and the chunk kept within the limits; this
+        // is the guard that nothing invalid goes out whatever the chunking did.
+        let batch = self.planned_batch(&chunk);
+        if let Err(err) = validate_batch(&batch.ops) {
+            return ChunkOutcome {
+                result: Err(at_item(err, &chunk, &batch)),
+                items: indexes,
+                partition_key: chunk.partition_key,
+            };
+        }
         let items: Vec<Item> = chunk.items.into_iter().map(|p| p.item).collect();
         let result = upkeep::run(&self.service, table, items, upkeep::Shape::Batch)
             .await
@@ -473,37 +763,6 @@ fn encode<T: Row>(index: usize, value: &T, mode: BulkMode) -> Result<Planned> {
     })
 }
 
-/// Each row of a partition is written once per load: which of two writes of a row
-/// would land last is up to the chunks' timing, so a repeat is refused.
-fn check_rows_once(items: &[Planned]) -> Result<()> {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for item in items {
-        for row in std::iter::once(&item.primary).chain(&item.copies) {
-            if let Some(first) = seen.insert(row.row_key.as_str(), item.index) {
-                return Err(Error::new(
-                    ErrorKind::InvalidInput,
-                    format!(
-                        "items {first} and {} both write row ({:?}, {:?}); a bulk load writes \
-                         each row once",
-                        item.index, row.partition_key, row.row_key
-                    ),
-                )
-                .with_batch_index(item.index)
-                .with_entity_key(row.key()));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Cuts one partition's items into chunks of at most 100 operations and 4 MiB,
-/// counting `reserve` extra operations per item. An item that doesn't fit a chunk
-/// on its own gets a chunk to itself (and fails validation there).
-///
-/// `max_bytes` counts as [`entity_size`] does (the service's accounting of a stored
-/// entity). Where the service limits the batch's *encoded* body more tightly than
-/// Azure Storage's 4 MiB (Cosmos DB for Table: 2 MB), [`chunk_bytes`] leaves room
-/// for the encoding (binary values grow by a third in base64).
 /// The most [`entity_size`] bytes a chunk holds for a service whose batches hold at
 /// most `service_limit` encoded bytes: Azure Storage's limit counts stored size, so
 /// it is the limit itself; a tighter limit of the encoded body gets two thirds.
@@ -515,47 +774,129 @@ fn chunk_bytes(service_limit: usize) -> usize {
     }
 }
 
-fn cut(partition_key: String, items: Vec<Planned>, reserve: usize, max_bytes: usize) -> Vec<Chunk> {
-    let mut chunks = Vec::new();
-    let mut current: Vec<Planned> = Vec::new();
-    let (mut ops, mut bytes) = (0usize, 0usize);
-    // A chunk with a blob field's value carries one more row: the blob layer's
-    // intent (`crate::large`).
-    let mut blob_intent = 0usize;
-    for item in items {
-        let item_ops = 1 + item.copies.len() + reserve;
-        let item_bytes = std::iter::once(&item.primary)
-            .chain(&item.copies)
-            .map(entity_size)
-            .sum::<usize>()
-            + reserve * MAX_DELETE_BYTES;
+/// How full a chunk may get.
+struct ChunkLimits {
+    /// Operations each item keeps room for (deletes of its old copies).
+    reserve: usize,
+    /// [`entity_size`] bytes a chunk holds ([`chunk_bytes`]).
+    max_bytes: usize,
+}
+
+/// Where the stream stopped.
+#[derive(Default)]
+struct StreamEnd {
+    items_read: usize,
+    refused: Option<RefusedItem>,
+    first_failure: Option<Error>,
+}
+
+/// A partition's chunk being filled.
+struct Open {
+    chunk: Chunk,
+    ops: usize,
+    bytes: usize,
+    /// 1 when an item carries a blob field's value: the blob layer's intent row
+    /// (`crate::large`) rides in the chunk.
+    blob_intent: usize,
+    /// The chunk's row keys: a row twice in one transaction is refused by the
+    /// service, so a repeat starts the next chunk (which goes out after this one).
+    rows: HashSet<String>,
+}
+
+/// The chunks being filled (one per partition) and those full and waiting to be
+/// sent, in the order they filled; `waiting` counts the items of both.
+#[derive(Default)]
+struct Chunker {
+    open: HashMap<String, Open>,
+    ready: VecDeque<Chunk>,
+    waiting: usize,
+}
+
+impl Chunker {
+    /// Adds an item to its partition's chunk, first closing that chunk if the item
+    /// doesn't fit (100 operations, the byte limit) or repeats one of its rows; a
+    /// chunk that no further item could fit is closed at once.
+    fn add(&mut self, item: Planned, limits: &ChunkLimits) {
+        let rows: Vec<&DynamicEntity> =
+            std::iter::once(&item.primary).chain(&item.copies).collect();
+        let item_ops = rows.len() + limits.reserve;
+        let item_bytes = rows.iter().map(|row| entity_size(row)).sum::<usize>()
+            + limits.reserve * MAX_DELETE_BYTES;
         let item_intent = usize::from(
-            std::iter::once(&item.primary)
-                .chain(&item.copies)
+            rows.iter()
                 .any(|row| row.properties().any(|(_, value)| is_held(value))),
         );
-        if !current.is_empty()
-            && (ops + item_ops + blob_intent.max(item_intent) > MAX_BATCH_OPERATIONS
-                || bytes + item_bytes > max_bytes)
-        {
-            chunks.push(Chunk {
-                partition_key: partition_key.clone(),
-                items: std::mem::take(&mut current),
-            });
-            (ops, bytes, blob_intent) = (0, 0, 0);
+        let partition_key = item.primary.partition_key.clone();
+        if let Some(open) = self.open.get(&partition_key) {
+            let full = open.ops + item_ops + open.blob_intent.max(item_intent)
+                > MAX_BATCH_OPERATIONS
+                || open.bytes + item_bytes > limits.max_bytes
+                || rows.iter().any(|row| open.rows.contains(&row.row_key));
+            if full {
+                self.close(&partition_key);
+            }
         }
-        ops += item_ops;
-        bytes += item_bytes;
-        blob_intent = blob_intent.max(item_intent);
-        current.push(item);
+        let open = self
+            .open
+            .entry(partition_key.clone())
+            .or_insert_with(|| Open {
+                chunk: Chunk {
+                    partition_key: partition_key.clone(),
+                    items: Vec::new(),
+                },
+                ops: 0,
+                bytes: 0,
+                blob_intent: 0,
+                rows: HashSet::new(),
+            });
+        open.ops += item_ops;
+        open.bytes += item_bytes;
+        open.blob_intent = open.blob_intent.max(item_intent);
+        open.rows.extend(rows.iter().map(|row| row.row_key.clone()));
+        open.chunk.items.push(item);
+        self.waiting += 1;
+        // The smallest item (one row and its reserve) no longer fits: send now.
+        if open.ops + 1 + limits.reserve + open.blob_intent > MAX_BATCH_OPERATIONS {
+            self.close(&partition_key);
+        }
     }
-    if !current.is_empty() {
-        chunks.push(Chunk {
-            partition_key,
-            items: current,
-        });
+
+    fn close(&mut self, partition_key: &str) {
+        if let Some(open) = self.open.remove(partition_key) {
+            self.ready.push_back(open.chunk);
+        }
     }
-    chunks
+
+    /// Closes every chunk being filled, in partition order of their first items.
+    fn close_all(&mut self) {
+        let mut open: Vec<Open> = self.open.drain().map(|(_, open)| open).collect();
+        open.sort_unstable_by_key(|o| o.chunk.items.first().map(|p| p.index));
+        self.ready.extend(open.into_iter().map(|o| o.chunk));
+    }
+
+    /// Closes the chunk holding the most items (the buffer is full of partial
+    /// chunks and nothing is in flight).
+    fn close_largest(&mut self) {
+        let largest = self
+            .open
+            .iter()
+            .max_by_key(|(_, open)| open.chunk.items.len())
+            .map(|(partition_key, _)| partition_key.clone());
+        if let Some(partition_key) = largest {
+            self.close(&partition_key);
+        }
+    }
+
+    /// The first waiting chunk whose partition has no chunk in flight.
+    fn next_ready(&mut self, busy: &HashSet<String>) -> Option<Chunk> {
+        let at = self
+            .ready
+            .iter()
+            .position(|chunk| !busy.contains(&chunk.partition_key))?;
+        let chunk = self.ready.remove(at)?;
+        self.waiting -= chunk.items.len();
+        Some(chunk)
+    }
 }
 
 /// Points a batch error's index at the caller's item.

@@ -47,7 +47,7 @@ mod prefixed;
 pub mod remote;
 mod request_id;
 
-pub use bulk::{BulkMode, BulkReport, BulkWriter, ChunkOutcome};
+pub use bulk::{BulkMode, BulkReport, BulkSummary, BulkWriter, ChunkOutcome, RefusedItem};
 pub use periodic::{Period, PeriodicTables};
 pub use prefixed::PrefixedEngine;
 pub use query::{AcrossPartitions, IndexParts, IndexRead, PageToken, Query, TypedPage};

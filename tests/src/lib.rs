@@ -82,6 +82,7 @@ pub mod forward;
 mod harness;
 pub mod js_sdk;
 pub mod limits;
+pub mod memory;
 pub mod ordering;
 pub mod paging;
 pub mod py_sdk;

@@ -110,16 +110,6 @@ async fn loaded(n: usize) -> Result<TableServiceClient> {
     Ok(TableServiceClient::new(engine))
 }
 
-/// A `/proc/self/status` field in KiB.
-fn status_kib(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|line| line.starts_with(field))
-        .unwrap_or_else(|| panic!("{field} in /proc/self/status"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
 /// What one run held: peak live decoded items, and peak RSS growth in KiB.
 #[derive(Debug, Clone, Copy)]
 struct Held {
@@ -129,15 +119,13 @@ struct Held {
 
 /// Runs `read` with both probes reset; returns what it held at most.
 async fn measure<F: std::future::Future<Output = usize>>(read: F) -> Held {
-    let before = status_kib("VmRSS:");
-    // "5" resets the peak resident set (VmHWM) to the current resident set.
-    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let growth = tables_tests::memory::PeakGrowth::start();
     let live_before = reset_peak();
     let count = read.await;
     assert!(count > 0);
     Held {
         items: PEAK.load(Ordering::SeqCst) - live_before,
-        rss_growth_kib: status_kib("VmHWM:").saturating_sub(before),
+        rss_growth_kib: growth.kib(),
     }
 }
 

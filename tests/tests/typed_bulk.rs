@@ -151,16 +151,23 @@ async fn thousands_of_items_chunk_at_100_operations(backend: Backend) -> Result<
         .await?;
     assert!(report.is_complete());
     check_report_shape(&report, count, |i| staff(i).department);
-    // Partitions in order of first appearance; within one, full chunks then the rest.
+    // Each partition in full chunks, then the rest; the report in the order of
+    // the chunks' first items.
     let mut expected_chunks = Vec::new();
     for d in 0..DEPARTMENTS {
         let n = (count - d).div_ceil(DEPARTMENTS);
-        let mut left = n;
+        let (mut left, mut first) = (n, d);
         while left > 0 {
-            expected_chunks.push((format!("dept{d}"), left.min(50)));
+            expected_chunks.push((first, format!("dept{d}"), left.min(50)));
             left -= left.min(50);
+            first += 50 * DEPARTMENTS;
         }
     }
+    expected_chunks.sort();
+    let expected_chunks: Vec<(String, usize)> = expected_chunks
+        .into_iter()
+        .map(|(_, d, n)| (d, n))
+        .collect();
     let got: Vec<(String, usize)> = report
         .chunks
         .iter()
@@ -322,17 +329,27 @@ async fn an_engine_failure_fails_one_chunk(backend: Backend) -> Result<()> {
     Ok(())
 }
 
-/// Invalid items, repeated rows and unsupported types fail before anything is sent,
-/// naming the caller's item.
-async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()> {
+/// An item that can't be written stops the load there: it is refused before its
+/// chunk is sent, every item before it is written (partial chunks included),
+/// nothing after it is read, and the error names it and where to resume. Unsupported
+/// types are refused before anything is read.
+async fn a_bad_item_stops_the_load_there(backend: Backend) -> Result<()> {
     let fixture = backend.fresh();
     let (engine, service) = (&fixture.engine, &fixture.service);
     service.create_table("BulkInvalid").await?;
     let batches = || engine.faults().calls_of(CallKind::Batch);
 
-    // A key the service refuses, at caller index 57.
-    let mut items: Vec<Staff> = (0..200).map(staff).collect();
-    items[57].department = "bad/dept".into();
+    // A key the service refuses, at caller index 57: items 0..57 written (in
+    // partial chunks of their 7 partitions), the rest never read.
+    let read = AtomicUsize::new(0);
+    let items = (0..200).map(|i| {
+        read.fetch_add(1, Ordering::SeqCst);
+        let mut s = staff(i);
+        if i == 57 {
+            s.department = "bad/dept".into();
+        }
+        s
+    });
     let err = service
         .bulk_writer::<Staff>("BulkInvalid")
         .write_all(items)
@@ -340,31 +357,79 @@ async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidKey);
     assert_eq!(err.batch_index(), Some(57));
+    assert_eq!(
+        read.load(Ordering::SeqCst),
+        58,
+        "nothing after the bad item is read"
+    );
+    let report = BulkReport::from_error(&err).expect("the error carries the report");
+    let refused = report.refused.as_ref().expect("names the item");
+    assert_eq!(refused.index, 57);
+    assert_eq!(refused.error.kind(), ErrorKind::InvalidKey);
+    assert_eq!(report.resume_at(), 57);
+    assert_eq!(report.written_items(), (0..57).collect::<Vec<_>>());
+    assert!(report.failed_items().is_empty());
+    check_report_shape(report, 57, |i| staff(i).department);
+    for i in 0..57 {
+        let key = staff(i).entity_key()?;
+        assert!(
+            exists(service, "BulkInvalid", key.as_entity_key()).await,
+            "{i}"
+        );
+    }
+    assert!(
+        !exists(
+            service,
+            "BulkInvalid",
+            staff(58).entity_key()?.as_entity_key()
+        )
+        .await
+    );
+    assert!(
+        err.to_string().contains("resume_at() (57)"),
+        "the message says where to go on: {err}"
+    );
 
-    // A property too large for the service, at caller index 120 (a later chunk).
-    let mut big: Vec<Staff> = (0..200).map(staff).collect();
+    // A property too large, at index 120 of one partition: the full chunks (50
+    // items each, with their index copies) and the partial one (100..120) are
+    // written.
+    let mut big: Vec<Staff> = (0..200).map(|i| staff(i * DEPARTMENTS)).collect();
     big[120].name = "x".repeat(40_000); // 80,000 bytes as UTF-16: over 64 KiB
+    service.create_table("BulkBig").await?;
     let err = service
-        .bulk_writer::<Staff>("BulkInvalid")
+        .bulk_writer::<Staff>("BulkBig")
         .mode(BulkMode::Insert)
         .write_all(big)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::PropertyValueTooLarge);
     assert_eq!(err.batch_index(), Some(120));
+    let report = BulkReport::from_error(&err).unwrap();
+    let sizes: Vec<usize> = report.chunks.iter().map(|c| c.items.len()).collect();
+    assert_eq!(sizes, [50, 50, 20]);
+    assert_eq!(partition_rows(service, "BulkBig", "dept0").await.len(), 240);
 
-    // The same row twice (item 150 repeats item 3), even in different chunks.
+    // The same row twice (item 150 repeats item 3): in upsert mode, written in
+    // order (a partition's chunks go one after another), the later value last.
     let mut items: Vec<Sample> = (0..200).map(|i| sample("s", i)).collect();
     items[150] = sample("s", 3);
-    let err = service
+    items[150].value = 99.0;
+    let report = service
         .bulk_writer::<Sample>("BulkInvalid")
         .write_all(items)
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
-    assert_eq!(err.batch_index(), Some(150));
+        .await?;
+    assert!(report.is_complete());
+    let rows = partition_rows(service, "BulkInvalid", "s").await;
+    assert_eq!(rows.len(), 199);
+    let key = sample("s", 3).entity_key()?;
+    let three = rows
+        .iter()
+        .find(|r| &r.key() == key.as_entity_key())
+        .unwrap();
+    assert_eq!(three.get("value"), Some(&99.0.into()));
 
-    // Two items claiming one index copy row.
+    // Two items claiming one unique index value: the later one's chunk fails with
+    // the violation, naming it; the rest is written.
     let mut twins: Vec<Staff> = (0..10).map(|i| staff(i * DEPARTMENTS)).collect();
     twins[9].email = twins[2].email.clone();
     let err = service
@@ -372,10 +437,14 @@ async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()
         .write_all(twins)
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(err.kind(), ErrorKind::UniqueViolation);
     assert_eq!(err.batch_index(), Some(9));
+    let report = BulkReport::from_error(&err).unwrap();
+    assert_eq!(report.failed_items(), [9]);
+    assert_eq!(report.written_items(), (0..9).collect::<Vec<_>>());
 
-    // Types whose indexes need per-item upkeep.
+    // Types whose indexes need per-item upkeep: refused before anything is read.
+    let before = batches();
     let spread = Spread {
         department: "d".into(),
         employee_id: 1,
@@ -399,11 +468,7 @@ async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
-
-    assert_eq!(batches(), 0, "nothing was sent");
-    assert!(partition_rows(service, "BulkInvalid", "dept0")
-        .await
-        .is_empty());
+    assert_eq!(batches(), before, "nothing was sent");
 
     // An empty load sends nothing and reports nothing.
     let report = service
@@ -411,6 +476,7 @@ async fn validation_fails_before_anything_is_sent(backend: Backend) -> Result<()
         .write_all(Vec::new())
         .await?;
     assert!(report.chunks.is_empty() && report.is_complete());
+    assert_eq!(report.resume_at(), 0);
     Ok(())
 }
 
@@ -570,7 +636,7 @@ tables_tests::typed_matrix!(
     chunk_sizes_follow_operation_counts,
     a_failing_chunk_leaves_the_others_written,
     an_engine_failure_fails_one_chunk,
-    validation_fails_before_anything_is_sent,
+    a_bad_item_stops_the_load_there,
     upsert_moves_index_copies,
     upsert_retries_after_a_concurrent_change,
     concurrency_is_bounded,
