@@ -46,7 +46,14 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
     if let Some(select) = &select {
         spec = spec.select(select.clone());
     }
-    if request.param("$top").is_some() {
+    // `$top=0` asks for no rows: Azure answers an empty page (Azurite#1428, from
+    // the Storage Explorer team), here with the continuation at the first row
+    // that matches, so a client paging on loses nothing (docs/service-behaviour.md).
+    let no_rows = request.param("$top").is_some_and(|t| t.trim() == "0")
+        && call.account.engine.capabilities().ordered_results;
+    if no_rows {
+        spec = spec.top(1);
+    } else if request.param("$top").is_some() {
         spec = spec.top(top(request.param("$top"))?);
     }
     let continuation = continuation(call)?;
@@ -81,6 +88,14 @@ pub(crate) async fn query(call: &Call<'_>, table: &str) -> Result<Reply, Failure
     if let Some(range) = range {
         // A filter too long to take the range's comparisons is narrowed here.
         page.items.retain(|entity| range.contains(&entity.key()));
+    }
+    if no_rows {
+        if let Some(first) = page.items.pop() {
+            page.continuation = Some(ContinuationToken::new(
+                first.partition_key,
+                Some(first.row_key),
+            ));
+        }
     }
     let mut body = Vec::with_capacity(64 + page.items.len() * 256);
     encode_entity_page(

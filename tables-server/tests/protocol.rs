@@ -1421,6 +1421,35 @@ async fn other_clients_dialects_as_the_service_reads_them() {
         .unwrap();
     assert_eq!(tables["value"].as_array().unwrap().len(), 1, "{tables}");
 
+    // `$top=0`: no rows, and a continuation at the first that matches, from
+    // which the next page reads them all.
+    let none = wire
+        .send(call("GET", "/devstoreaccount1/dialects()?$top=0"))
+        .await;
+    assert_eq!(none.status(), 200);
+    let (npk, nrk) = (
+        none.headers()["x-ms-continuation-nextpartitionkey"]
+            .to_str()
+            .unwrap()
+            .to_owned(),
+        none.headers()["x-ms-continuation-nextrowkey"]
+            .to_str()
+            .unwrap()
+            .to_owned(),
+    );
+    let json: Json = none.json().await.unwrap();
+    assert_eq!(json["value"].as_array().unwrap().len(), 0, "{json}");
+    let rest: Json = wire
+        .send(call(
+            "GET",
+            &format!("/devstoreaccount1/dialects()?NextPartitionKey={npk}&NextRowKey={nrk}"),
+        ))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rest["value"].as_array().unwrap().len(), 3, "{rest}");
+
     // An entity body the service can't read: its own words first, then ours.
     let bad = r#"{"PartitionKey":"d","RowKey":"d","When":"","When@odata.type":"Edm.DateTime"}"#;
     let response = wire

@@ -624,6 +624,7 @@ mod tests {
             "A eq 1)",
             "A EQ 1",
             "A eq 1 AND B eq 2",
+            "A eq True",
             "A eq 1 B eq 2",
             "A eq 1x",
             "A eq 'a'b",
