@@ -503,7 +503,7 @@ fn encode_over<T: Row>(value: &T, stored: DynamicEntity) -> Result<DynamicEntity
 fn overlay<T: Row>(encoded: &DynamicEntity, mut stored: DynamicEntity) -> DynamicEntity {
     let schemas = T::schemas();
     let schema: Option<&EntitySchema> = tables_core::model::schema_of(&schemas, encoded);
-    if schema.map_or(true, |s| s.other_properties) {
+    if schema.is_none_or(|s| s.other_properties) {
         let mut row = encoded.clone();
         row.etag = None;
         row.timestamp = None;

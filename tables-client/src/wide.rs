@@ -574,7 +574,7 @@ impl Engine for WideEngine {
                     .map_err(|e| e.with_batch_index(i))?;
                 starts.push(flat.len());
                 retries.push(laid.retry);
-                origin.extend(std::iter::repeat(i).take(laid.ops.len()));
+                origin.extend(std::iter::repeat_n(i, laid.ops.len()));
                 flat.extend(laid.ops);
             }
             if flat.len() == ops.len() {

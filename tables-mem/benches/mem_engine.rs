@@ -28,7 +28,7 @@ fn entity(pk: &str, i: usize) -> DynamicEntity {
         .with("Name", format!("name {i}"))
         .with("Age", i as i32)
         .with("Score", i as f64 / 3.0)
-        .with("Active", i % 2 == 0)
+        .with("Active", i.is_multiple_of(2))
 }
 
 fn loaded_engine(pk: &str) -> MemEngine {

@@ -143,7 +143,7 @@ pub(crate) fn query_page(
             }
             last_partition = Some(partition_key);
         }
-        if spec.filter.as_ref().map_or(true, |f| f.matches(entity)) {
+        if spec.filter.as_ref().is_none_or(|f| f.matches(entity)) {
             if items.len() >= rules.limit {
                 return Page {
                     items,
@@ -186,7 +186,7 @@ pub(crate) fn query_page_unordered(
         .range((lower, Bound::Unbounded))
         .map(|(_, entity)| entity)
         .take_while(|entity| plan.contains(&entity.partition_key, &entity.row_key))
-        .filter(|entity| spec.filter.as_ref().map_or(true, |f| f.matches(entity)))
+        .filter(|entity| spec.filter.as_ref().is_none_or(|f| f.matches(entity)))
         .map(|entity| {
             (
                 order_hash(seed, &entity.partition_key, &entity.row_key),
@@ -194,7 +194,7 @@ pub(crate) fn query_page_unordered(
             )
         })
         .filter(|(hash, entity)| {
-            resume.as_ref().map_or(true, |(h, pk, rk)| {
+            resume.as_ref().is_none_or(|(h, pk, rk)| {
                 (
                     *hash,
                     entity.partition_key.as_str(),

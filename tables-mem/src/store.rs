@@ -198,13 +198,13 @@ impl Store {
                 options
                     .prefix
                     .as_deref()
-                    .map_or(true, |prefix| name.starts_with(prefix))
+                    .is_none_or(|prefix| name.starts_with(prefix))
             })
             .filter(|name| {
                 options
                     .continuation
                     .as_deref()
-                    .map_or(true, |next| cmp_ordinal(name, next).is_ge())
+                    .is_none_or(|next| cmp_ordinal(name, next).is_ge())
             })
             .collect();
         names.sort_unstable_by(|a, b| cmp_ordinal(a, b));

@@ -41,7 +41,7 @@ pub(crate) fn authenticate(request: &Request, state: &AccountState) -> Result<Ac
     // header beside it is not consulted (docs/service-behaviour.md, "A SAS beside
     // an Authorization header"). The SAS grants what it grants either way.
     let shared_key_beside_sas =
-        authorization_header.map_or(true, |value| value.starts_with("SharedKey"));
+        authorization_header.is_none_or(|value| value.starts_with("SharedKey"));
     if request.param("sig").is_some() && shared_key_beside_sas {
         return authenticate_sas(request, state, DateTime::now());
     }

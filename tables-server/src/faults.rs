@@ -136,14 +136,15 @@ impl FaultRule {
     fn matches(&self, request: &Request, table: Option<&str>) -> bool {
         self.method
             .as_deref()
-            .map_or(true, |m| m.eq_ignore_ascii_case(request.method.as_str()))
-            && self.table.as_deref().map_or(true, |want| {
-                table.is_some_and(|table| table.eq_ignore_ascii_case(want))
-            })
+            .is_none_or(|m| m.eq_ignore_ascii_case(request.method.as_str()))
+            && self
+                .table
+                .as_deref()
+                .is_none_or(|want| table.is_some_and(|table| table.eq_ignore_ascii_case(want)))
             && self
                 .path
                 .as_deref()
-                .map_or(true, |text| request.raw_path().contains(text))
+                .is_none_or(|text| request.raw_path().contains(text))
     }
 }
 

@@ -71,7 +71,7 @@ pub(crate) async fn serve(
                     }
                     Err(err) => {
                         let wait = accept_backoff(failures);
-                        if failures % 100 == 0 {
+                        if failures.is_multiple_of(100) {
                             tracing::warn!(
                                 failures_in_a_row = failures + 1,
                                 "can't accept a connection ({err}); accepting again in {} ms",

@@ -25,8 +25,8 @@ pub(crate) async fn query(call: &Call<'_>) -> Result<Reply, Failure> {
     let names = all_tables(call).await?;
     let start = request.param(NEXT_TABLE_NAME);
     let mut matching = names.into_iter().filter(|name| {
-        start.map_or(true, |start| name.as_str() >= start)
-            && filter.as_ref().map_or(true, |filter| {
+        start.is_none_or(|start| name.as_str() >= start)
+            && filter.as_ref().is_none_or(|filter| {
                 filter.matches(&DynamicEntity::new("", "").with("TableName", name.as_str()))
             })
     });

@@ -677,7 +677,7 @@ impl BlobEngine {
                 }
                 let young = blob
                     .last_modified
-                    .map_or(true, |at| at.to_unix_nanos() > cutoff_nanos);
+                    .is_none_or(|at| at.to_unix_nanos() > cutoff_nanos);
                 if young {
                     report.kept_recent += 1;
                     continue;

@@ -367,7 +367,7 @@ impl<T: Row> IndexCheck<T> {
         let all: Vec<(&'static str, &'static IndexSchema)> = T::schemas()
             .into_iter()
             .flat_map(|s| s.indexes.iter().map(move |i| (s.kind, i)))
-            .filter(|(_, i)| self.index.as_deref().map_or(true, |n| n == i.name))
+            .filter(|(_, i)| self.index.as_deref().is_none_or(|n| n == i.name))
             .collect();
         if all.is_empty() {
             let what = match &self.index {

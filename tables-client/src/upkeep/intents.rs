@@ -171,7 +171,7 @@ impl IntentDoc {
 
     /// Whether settling it keeps index `index`.
     pub(crate) fn settles(&self, index: &str) -> bool {
-        self.only.as_ref().map_or(true, |only| only.contains(index))
+        self.only.as_ref().is_none_or(|only| only.contains(index))
     }
 
     pub(crate) fn state(&self) -> IntentState {

@@ -100,11 +100,11 @@ impl SasKeyRange {
         };
         self.start
             .as_ref()
-            .map_or(true, |start| side(start, std::cmp::Ordering::is_ge))
+            .is_none_or(|start| side(start, std::cmp::Ordering::is_ge))
             && self
                 .end
                 .as_ref()
-                .map_or(true, |end| side(end, std::cmp::Ordering::is_le))
+                .is_none_or(|end| side(end, std::cmp::Ordering::is_le))
     }
 
     /// Refuses a key outside the range.

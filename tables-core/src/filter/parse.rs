@@ -302,7 +302,7 @@ impl Lexer<'_> {
 }
 
 fn parse_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     let digit = |b: u8| char::from(b).to_digit(16);

@@ -108,12 +108,8 @@ impl QueryPlan {
                 upper,
             } => {
                 pk == partition_key
-                    && lower
-                        .as_ref()
-                        .map_or(true, |b| b.admits_from_below(row_key))
-                    && upper
-                        .as_ref()
-                        .map_or(true, |b| b.admits_from_above(row_key))
+                    && lower.as_ref().is_none_or(|b| b.admits_from_below(row_key))
+                    && upper.as_ref().is_none_or(|b| b.admits_from_above(row_key))
             }
             QueryPlan::PartitionScan { partition_key: pk } => pk == partition_key,
             QueryPlan::TableScan => true,

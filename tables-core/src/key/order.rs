@@ -184,7 +184,7 @@ mod tests {
             let (ge, lt) = (prefix.clone(), upper(&prefix));
             let inside = |s: &str| {
                 utf16_cmp(&ge, s) != Ordering::Greater
-                    && lt.as_deref().map_or(true, |lt| utf16_cmp(s, lt) == Ordering::Less)
+                    && lt.as_deref().is_none_or(|lt| utf16_cmp(s, lt) == Ordering::Less)
             };
             let with_prefix = format!("{prefix}{tail}");
             prop_assert!(inside(&with_prefix));

@@ -124,9 +124,7 @@ pub fn index_copy(
             continue;
         }
         let copied = name == ENTITY_VERSION_PROPERTY
-            || index
-                .include
-                .map_or(true, |include| include.contains(&name));
+            || index.include.is_none_or(|include| include.contains(&name));
         if name == ENTITY_TYPE_PROPERTY {
             entity.push_unchecked(
                 Arc::from(name),

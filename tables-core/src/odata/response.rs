@@ -237,7 +237,7 @@ fn entity_members(
     here: &Resource<'_>,
     out: &mut Vec<u8>,
 ) {
-    let selected = |name: &str| select.map_or(true, |select| select.iter().any(|s| s == name));
+    let selected = |name: &str| select.is_none_or(|select| select.iter().any(|s| s == name));
     if metadata == Metadata::Full {
         let link = entity_path(here.table, &entity.key());
         out.extend_from_slice(b"\"odata.type\":");

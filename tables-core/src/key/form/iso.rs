@@ -39,7 +39,7 @@ fn ticks_of(time: DateTime) -> u64 {
 /// precision than `digits` holds.
 pub(crate) fn write(out: &mut String, time: DateTime, digits: u8) -> Result<()> {
     let unit = unit(digits);
-    if ticks_of(time) % unit != 0 {
+    if !ticks_of(time).is_multiple_of(unit) {
         return Err(key_error(format!(
             "{time} has more precision than the {digits} fractional digits of `iso{}` hold, and a \
              key must read back as the value written; truncate the value to whole {} first, or use \
