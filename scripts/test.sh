@@ -5,8 +5,11 @@
 #
 # Steps: rustfmt check, clippy (-D warnings; also core and client without their
 # optional field-type features), install the pinned Azurite from npm
-# (tools/azurite/package-lock.json) and the pinned Azure Tables JS SDK
-# (tools/js-sdk/package-lock.json, for the interop test), start Azurite on a free
+# (tools/azurite/package-lock.json), the pinned Azure Tables JS SDK
+# (tools/js-sdk/package-lock.json, for the interop test), the Python SDK
+# (tools/py-sdk, pinned with hashes) and the legacy clients (tools/js-legacy:
+# Node's azure-storage by package-lock.json; tools/py-legacy: Python's
+# azure-cosmosdb-table with hashes), start Azurite on a free
 # 127.0.0.1 port and azurite-blob on another, build and start tables-server on a
 # third (TABLES_TEST_SERVER_URL: the conformance suite and the typed matrix run on
 # it too), run every
@@ -47,6 +50,8 @@ AZURITE_BIN="$AZURITE_DIR/node_modules/.bin/azurite-table"
 AZURITE_BLOB_BIN="$AZURITE_DIR/node_modules/.bin/azurite-blob"
 JS_SDK_DIR="$ROOT/tools/js-sdk"
 PY_SDK_DIR="$ROOT/tools/py-sdk"
+JS_LEGACY_DIR="$ROOT/tools/js-legacy"
+PY_LEGACY_DIR="$ROOT/tools/py-legacy"
 AZURITE_ACCOUNT="devstoreaccount1"
 # The emulator's well-known development key (public, the same in every emulator).
 AZURITE_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -56,7 +61,7 @@ TEST_TIMEOUT="${TABLES_TEST_TIMEOUT:-1200}"
 TEST_JOBS="${TABLES_TEST_JOBS:-4}"
 # The test binaries that take longest, started first (the others follow in cargo's
 # order).
-SLOWEST_TESTS="ui_build,ui,typed_upkeep_faults,typed_moves,typed_bulk,typed_wide,typed_writes,typed_large,typed_repair,server_vs_azurite,tables_server,stream_memory"
+SLOWEST_TESTS="ui_build,ui,typed_upkeep_faults,typed_moves,typed_bulk,bulk_memory,typed_wide,typed_writes,typed_large,typed_repair,server_vs_azurite,tables_server,stream_memory"
 # The typed matrix binaries whose Azurite and server tests run as shards of their
 # own, beside the rest of the binary (each shard waits on one server process).
 SPLIT_TESTS="typed_upkeep_faults,typed_moves,typed_bulk,typed_wide,typed_writes,typed_repair"
@@ -251,28 +256,42 @@ install_js_sdk() {
     npm_ci_pinned "$JS_SDK_DIR" "$JS_SDK_DIR/node_modules/@azure/data-tables/package.json"
 }
 
-# The official Python SDK, for py_sdk_server: a virtual environment in
-# tools/py-sdk/.venv, installed from requirements.txt, every package pinned by hash.
-install_py_sdk() {
-    local venv="$PY_SDK_DIR/.venv" stamp digest
+# install_venv <dir> <module>: a virtual environment in <dir>/.venv, installed from
+# <dir>/requirements.txt, every package pinned by hash, unless it already holds
+# exactly that install; <module> must then import.
+install_venv() {
+    local dir="$1" module="$2" venv="$1/.venv" stamp digest
     if ! command -v python3 >/dev/null 2>&1; then
-        echo "python3 is needed to install tools/py-sdk" >&2
+        echo "python3 is needed to install ${dir#"$ROOT"/}" >&2
         return 1
     fi
     echo "$(python3 --version)"
     stamp="$venv/.tables-requirements-digest"
-    digest="$(sha256sum "$PY_SDK_DIR/requirements.txt" | cut -d' ' -f1)"
+    digest="$(sha256sum "$dir/requirements.txt" | cut -d' ' -f1)"
     if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
-        echo "tools/py-sdk/.venv already matches requirements.txt; not reinstalling"
+        echo "${dir#"$ROOT"/}/.venv already matches requirements.txt; not reinstalling"
         return 0
     fi
     rm -rf "$venv"
     python3 -m venv "$venv" || return 1
     # No cache outside the repository; every package and its hash from the file.
     "$venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check \
-        --require-hashes --no-deps -r "$PY_SDK_DIR/requirements.txt" || return 1
-    "$venv/bin/python" -c "import azure.data.tables" || return 1
+        --require-hashes --no-deps -r "$dir/requirements.txt" || return 1
+    "$venv/bin/python" -c "import $module" || return 1
     echo "$digest" >"$stamp"
+}
+
+# The official Python SDK, for py_sdk_server and the other Python drives.
+install_py_sdk() {
+    install_venv "$PY_SDK_DIR" azure.data.tables
+}
+
+# The legacy clients, for legacy_sdk_server: Node's azure-storage (the retired
+# storage SDK, pinned by package-lock.json) and Python's azure-cosmosdb-table
+# (pinned with hashes).
+install_legacy_clients() {
+    npm_ci_pinned "$JS_LEGACY_DIR" "$JS_LEGACY_DIR/node_modules/azure-storage/package.json" &&
+        install_venv "$PY_LEGACY_DIR" azure.cosmosdb.table.tableservice
 }
 
 # start_azurite_service <table|blob>: starts that Azurite service on a free port;
@@ -567,6 +586,7 @@ fi
 
 step "install the JS SDK" install_js_sdk
 step "install the Python SDK" install_py_sdk
+step "install the legacy clients" install_legacy_clients
 # The test binaries are built first, then run side by side (TABLES_TEST_JOBS at a
 # time): most of them wait on the servers, not on the CPU. The longest start first.
 # The server's request parsers are fuzzed with 100,000 cases here, a million under

@@ -22,6 +22,8 @@ use crate::request::{Request, SECONDARY_SUFFIX};
 struct Answering {
     content_id: Option<String>,
     preference: Preference,
+    /// The operation's own JSON metadata level (its Accept), else the batch's.
+    metadata: Metadata,
 }
 
 impl From<BatchResponse> for Reply {
@@ -47,8 +49,12 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
         return Err(Failure::invalid_input("the $batch body holds no operation"));
     }
     let batch_id = uuid::Uuid::new_v4().to_string();
-    let metadata = call.metadata()?;
+    // The answer to a batch is multipart whatever its Accept says: the legacy
+    // storage SDKs send `application/atom+xml,application/xml` there and name JSON
+    // in each operation's own Accept, which sets that part's metadata level.
+    let metadata = call.metadata().unwrap_or(Metadata::Minimal);
     if parts.len() == 1 && parts[0].method == "GET" {
+        let metadata = part_metadata(&parts[0], metadata);
         return query(call, &parts[0], &batch_id, metadata).await;
     }
     let changeset_id = uuid::Uuid::new_v4().to_string();
@@ -59,7 +65,7 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
     let mut ops = Vec::with_capacity(parts.len());
     let mut answering = Vec::with_capacity(parts.len());
     for (index, part) in parts.iter().enumerate() {
-        match operation(call, part, &mut table) {
+        match operation(call, part, &mut table, metadata) {
             Ok((op, asks)) => {
                 ops.push(op);
                 answering.push(asks);
@@ -103,9 +109,9 @@ pub(crate) async fn submit(call: &Call<'_>) -> Result<Reply, Failure> {
                 WriteOp::Insert(entity) if !asks.preference.no_content() => {
                     headers.push((
                         "Content-Type".to_owned(),
-                        metadata.content_type().to_owned(),
+                        asks.metadata.content_type().to_owned(),
                     ));
-                    (201, inserted_json(entity, &outcome, metadata, &here))
+                    (201, inserted_json(entity, &outcome, asks.metadata, &here))
                 }
                 _ => (204, Vec::new()),
             };
@@ -127,6 +133,7 @@ fn operation(
     call: &Call<'_>,
     part: &BatchSubRequest,
     table: &mut Option<String>,
+    metadata: Metadata,
 ) -> Result<(WriteOp, Answering), Failure> {
     let path = sub_request_path(&part.url, call.target.account).ok_or_else(|| {
         Failure::invalid_input(format!(
@@ -170,8 +177,30 @@ fn operation(
     let asks = Answering {
         content_id: part.header("content-id").map(str::to_owned),
         preference: preference(part.header("prefer")),
+        metadata: part_metadata(part, metadata),
     };
     Ok((op, asks))
+}
+
+/// The JSON metadata level an operation of a batch asks for in its own `Accept`
+/// (or `$format`), else the batch's.
+fn part_metadata(part: &BatchSubRequest, batch: Metadata) -> Metadata {
+    let format = part
+        .url
+        .split_once('?')
+        .and_then(|(_, query)| {
+            crate::request::parse_query(query)
+                .into_iter()
+                .find(|(name, _)| name == "$format")
+        })
+        .and_then(|(_, value)| Metadata::from_media_type(&value));
+    format
+        .or_else(|| {
+            part.header("accept")?
+                .split(',')
+                .find_map(|range| Metadata::from_media_type(range.trim()))
+        })
+        .unwrap_or(batch)
 }
 
 /// A batch holding one read: its answer directly under the batch boundary.

@@ -12,14 +12,26 @@ use std::path::PathBuf;
 /// Under `CI=true` when the install is missing: the test command makes it, so its
 /// absence there is a failure.
 pub fn script_or_skip(test: &str, script: &str) -> Option<(PathBuf, PathBuf)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tools/py-sdk");
+    tool_script_or_skip(test, "py-sdk", script)
+}
+
+/// [`script_or_skip`] for the Python tool in `tools/<tool>` (`py-sdk`,
+/// `py-legacy`): its `.venv/bin/python` and `tools/<tool>/<script>`.
+///
+/// # Panics
+///
+/// Under `CI=true` when the install is missing.
+pub fn tool_script_or_skip(test: &str, tool: &str, script: &str) -> Option<(PathBuf, PathBuf)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tools")
+        .join(tool);
     let python = dir.join(".venv/bin/python");
     if python.exists() {
         return Some((python, dir.join(script)));
     }
     let why = format!(
-        "SKIPPED {test}: tools/py-sdk/.venv is not installed (python3 -m venv tools/py-sdk/.venv, \
-         then its pip install --require-hashes --no-deps -r tools/py-sdk/requirements.txt; the \
+        "SKIPPED {test}: tools/{tool}/.venv is not installed (python3 -m venv tools/{tool}/.venv, \
+         then its pip install --require-hashes --no-deps -r tools/{tool}/requirements.txt; the \
          test command does)"
     );
     assert!(!crate::azurite::under_ci(), "{why}");
