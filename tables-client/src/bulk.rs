@@ -261,24 +261,37 @@ impl BulkReport {
 
 impl fmt::Display for BulkReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let failed: Vec<&ChunkOutcome> = self.failed().collect();
+        let items = |chunks: &mut dyn Iterator<Item = &ChunkOutcome>| {
+            chunks.map(|c| c.items.len()).sum::<usize>()
+        };
+        describe_load(
+            f,
+            (self.failed().count(), self.chunks.len()),
+            (items(&mut self.failed()), items(&mut self.chunks.iter())),
+            self.refused.as_ref(),
+        )
+    }
+}
+
+/// "`a` of `b` chunks failed (`c` of `d` items not written)", and the refused item.
+fn describe_load(
+    f: &mut fmt::Formatter<'_>,
+    (chunks_failed, chunks): (usize, usize),
+    (items_failed, items): (usize, usize),
+    refused: Option<&RefusedItem>,
+) -> fmt::Result {
+    write!(
+        f,
+        "{chunks_failed} of {chunks} chunks failed ({items_failed} of {items} items not written)"
+    )?;
+    if let Some(refused) = refused {
         write!(
             f,
-            "{} of {} chunks failed ({} of {} items not written)",
-            failed.len(),
-            self.chunks.len(),
-            failed.iter().map(|c| c.items.len()).sum::<usize>(),
-            self.chunks.iter().map(|c| c.items.len()).sum::<usize>()
+            "; item {} was refused and nothing after it was read",
+            refused.index
         )?;
-        if let Some(refused) = &self.refused {
-            write!(
-                f,
-                "; item {} was refused and nothing after it was read",
-                refused.index
-            )?;
-        }
-        Ok(())
     }
+    Ok(())
 }
 
 impl std::error::Error for BulkReport {}
@@ -392,22 +405,12 @@ impl BulkSummary {
 
 impl fmt::Display for BulkSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
+        describe_load(
             f,
-            "{} of {} chunks failed ({} of {} items not written)",
-            self.chunks_failed,
-            self.chunks_failed + self.chunks_written,
-            self.items_failed,
-            self.items_failed + self.items_written
-        )?;
-        if let Some(refused) = &self.refused {
-            write!(
-                f,
-                "; item {} was refused and nothing after it was read",
-                refused.index
-            )?;
-        }
-        Ok(())
+            (self.chunks_failed, self.chunks_failed + self.chunks_written),
+            (self.items_failed, self.items_failed + self.items_written),
+            self.refused.as_ref(),
+        )
     }
 }
 
