@@ -42,7 +42,15 @@ fn server_threads() -> BTreeMap<String, u64> {
 #[test]
 fn each_thread_serves_the_connections_it_is_handed_and_stop_ends_them_all() {
     let server = Server::builder().port(0).start_on_own_thread(3).unwrap();
-    let before = server_threads();
+    // The serving threads name themselves as they start, which may be a moment
+    // after `start_on_own_thread` returns (connections handed to one before then
+    // wait for it): wait for all three, at most 10 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut before = server_threads();
+    while before.len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        before = server_threads();
+    }
     let names: Vec<&str> = before.keys().map(String::as_str).collect();
     assert_eq!(
         names,
