@@ -35,6 +35,12 @@ pub enum BulkMode {
     /// with one index: 3 operations each).
     #[default]
     Upsert,
+    /// Insert or merge (upsert-merge): an item's properties are set on the stored
+    /// row, the others it has kept. For rows without index copies only (raw
+    /// [`DynamicEntity`] rows, types with no `index(..)`): the copies of a merged row
+    /// can't be known without reading it, so a type with indexes is refused with
+    /// [`ErrorKind::InvalidInput`] before anything is read.
+    Merge,
 }
 
 /// A bulk loader for one table, from [`TableServiceClient::bulk_writer`].
@@ -500,7 +506,7 @@ impl<T: Row> BulkWriter<T> {
     /// When some chunks failed: an error of the first failure's kind carrying the
     /// report; it says [whether a failed chunk may have applied](Error::may_have_applied).
     pub async fn write_all(self, items: impl IntoIterator<Item = T>) -> Result<BulkReport> {
-        check_supported::<T>()?;
+        check_supported::<T>(self.mode)?;
         let mut chunks = Vec::new();
         let end = self.stream(items, |chunk| chunks.push(chunk)).await;
         chunks.sort_unstable_by_key(|c| c.items.first().copied());
@@ -558,7 +564,7 @@ impl<T: Row> BulkWriter<T> {
         items: impl IntoIterator<Item = T>,
         mut on_chunk: impl FnMut(ChunkOutcome),
     ) -> Result<BulkSummary> {
-        check_supported::<T>()?;
+        check_supported::<T>(self.mode)?;
         let mut summary = BulkSummary::default();
         let end = self
             .stream(items, |chunk| {
@@ -668,6 +674,7 @@ impl<T: Row> BulkWriter<T> {
         match self.mode {
             BulkMode::Insert => WriteOp::Insert(row),
             BulkMode::Upsert => WriteOp::UpsertReplace(row),
+            BulkMode::Merge => WriteOp::UpsertMerge(row),
         }
     }
 
@@ -675,7 +682,7 @@ impl<T: Row> BulkWriter<T> {
     /// mode, as many as a variant of `T` has copies.
     fn reserved_deletes(&self) -> usize {
         match self.mode {
-            BulkMode::Insert => 0,
+            BulkMode::Insert | BulkMode::Merge => 0,
             BulkMode::Upsert => T::schemas()
                 .iter()
                 .map(|s| s.indexes.len())
@@ -731,7 +738,18 @@ impl<T: Row> BulkWriter<T> {
 }
 
 /// Refuses types whose index upkeep a plain entity group transaction can't do.
-fn check_supported<T: Row>() -> Result<()> {
+fn check_supported<T: Row>(mode: BulkMode) -> Result<()> {
+    if mode == BulkMode::Merge && T::HAS_INDEXES {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "the bulk writer can't merge {} rows: the type has index copies, which \
+                 a merge can't keep without reading each row; use BulkMode::Upsert, or \
+                 Table::merge per item",
+                std::any::type_name::<T>()
+            ),
+        ));
+    }
     for schema in T::schemas() {
         for index in schema.indexes {
             if index.is_eventually_consistent() || index.kind == IndexKind::List {
@@ -754,6 +772,7 @@ fn encode<T: Row>(index: usize, value: &T, mode: BulkMode) -> Result<Planned> {
     let mode = match mode {
         BulkMode::Insert => Mode::Insert,
         BulkMode::Upsert => Mode::UpsertReplace,
+        BulkMode::Merge => Mode::UpsertMerge,
     };
     let item = Item::write(mode, value).map_err(|e| e.with_batch_index(index))?;
     let primary = item.row().cloned().unwrap_or_default();

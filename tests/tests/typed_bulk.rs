@@ -630,8 +630,74 @@ async fn concurrency_is_bounded(backend: Backend) -> Result<()> {
     Ok(())
 }
 
+/// Raw rows (`DynamicEntity`, as an import reads them) load in every mode: insert
+/// refuses a taken key, upsert replaces, merge keeps the columns it doesn't name;
+/// Timestamps read from elsewhere are not sent. A type with index copies can't merge.
+async fn raw_rows_load_in_every_mode(backend: Backend) -> Result<()> {
+    let service = backend.service();
+    service.create_table("BulkRaw").await?;
+    let stamp: tables_client::DateTime = "2001-02-03T04:05:06.0000007Z".parse().unwrap();
+    let row = |i: usize, extra: &str| {
+        let mut row = DynamicEntity::new(format!("p{}", i % 3), format!("{i:04}"))
+            .with("N", i as i64)
+            .with(extra, true);
+        row.timestamp = Some(stamp);
+        row
+    };
+    let report = service
+        .bulk_writer::<DynamicEntity>("BulkRaw")
+        .mode(BulkMode::Insert)
+        .write_all((0..250).map(|i| row(i, "First")))
+        .await?;
+    assert!(report.is_complete());
+    assert_eq!(report.written_items().len(), 250);
+
+    let err = service
+        .bulk_writer::<DynamicEntity>("BulkRaw")
+        .mode(BulkMode::Insert)
+        .write_all([row(7, "First")])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::EntityAlreadyExists);
+
+    service
+        .bulk_writer::<DynamicEntity>("BulkRaw")
+        .mode(BulkMode::Merge)
+        .write_all((0..10).map(|i| row(i, "Second")))
+        .await?;
+    service
+        .bulk_writer::<DynamicEntity>("BulkRaw")
+        .mode(BulkMode::Upsert)
+        .write_all((10..20).map(|i| row(i, "Second")))
+        .await?;
+    let rows = service.raw_rows("BulkRaw").await?;
+    assert_eq!(rows.len(), 250);
+    for stored in &rows {
+        let i: usize = stored.row_key.parse().unwrap();
+        assert_eq!(stored.get("N"), Some(&tables_client::Value::Int64(i as i64)));
+        assert_ne!(stored.timestamp, Some(stamp), "the service sets Timestamp");
+        let (first, second) = (stored.contains("First"), stored.contains("Second"));
+        match i {
+            0..10 => assert!(first && second, "merge keeps First: {stored:?}"),
+            10..20 => assert!(!first && second, "upsert replaces: {stored:?}"),
+            _ => assert!(first && !second, "{stored:?}"),
+        }
+    }
+
+    let err = service
+        .bulk_writer::<Staff>("BulkRaw")
+        .mode(BulkMode::Merge)
+        .write_all([staff(1)])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("can't merge"), "{err}");
+    Ok(())
+}
+
 tables_tests::typed_matrix!(
     runtime: #[tokio::test(flavor = "multi_thread", worker_threads = 4)];
+    raw_rows_load_in_every_mode,
     thousands_of_items_chunk_at_100_operations,
     chunk_sizes_follow_operation_counts,
     a_failing_chunk_leaves_the_others_written,

@@ -25,6 +25,7 @@ mod index;
 mod keypart;
 mod property;
 mod range;
+mod raw;
 mod reader;
 mod registry;
 mod schema;
