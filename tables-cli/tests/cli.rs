@@ -271,7 +271,7 @@ async fn mistakes_say_what_and_exit_as_documented() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(stderr(&wrong).contains("<TABLE>"), "{}", stderr(&wrong));
     // Every command's help has examples.
-    for command in ["ls", "create", "drop", "query"] {
+    for command in ["ls", "create", "drop", "query", "export", "import", "copy"] {
         let help = tables(&account, &[command, "--help"]);
         assert!(stdout(&help).contains("Examples:"), "{command}");
     }

@@ -1,0 +1,406 @@
+//! `tables export`: tables to files, losslessly, each table's key space read in
+//! `--parallel` ranges side by side, each range into its own file, with a
+//! checkpoint after each committed stretch so `--resume` finishes a killed run
+//! with every row exactly once.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use clap::ArgMatches;
+use futures::future::try_join_all;
+use serde::{Deserialize, Serialize};
+use tables_client::{ContinuationToken, DynamicEntity, Filter, QuerySpec, TableServiceClient};
+use tables_core::odata::encode_stored_entity;
+
+use crate::checkpoint::{same_job, Store};
+use crate::files::{remove_if_there, Compression, Format, Records, Sink};
+use crate::progress::{Job, Progress};
+use crate::query::{filter_arg, Columns, CsvWriter, RowWriter};
+use crate::ranges::{cut, KeyRange};
+use crate::Failure;
+
+/// How often a range commits its file and saves the checkpoint, at most.
+const COMMIT_EVERY: Duration = Duration::from_secs(1);
+
+/// What an export was asked to do: a resumed run must ask the same.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Asked {
+    tables: Vec<String>,
+    format: String,
+    compress: Option<String>,
+    filter: Option<String>,
+    parallel: u16,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct State {
+    asked: Asked,
+    tables: Vec<TableState>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TableState {
+    table: String,
+    /// The ranges, once cut (the cut is kept: a resumed run reads the same ranges).
+    ranges: Option<Vec<RangeState>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RangeState {
+    range: KeyRange,
+    /// The file's name in the output directory.
+    file: String,
+    /// Committed bytes of the file being written (the spool, for CSV).
+    bytes: u64,
+    /// Rows committed.
+    rows: u64,
+    /// Where reading goes on; `None` with `started` false: from the start.
+    continuation: Option<String>,
+    started: bool,
+    /// Every row read and committed (CSV: spooled).
+    read: bool,
+    /// The file is complete.
+    done: bool,
+}
+
+pub(crate) async fn export(
+    service: &TableServiceClient,
+    args: &ArgMatches,
+    progress: &Progress,
+) -> Result<(), Failure> {
+    let tables: Vec<String> = args
+        .get_many::<String>("tables")
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let dir = PathBuf::from(args.get_one::<String>("to").map_or(".", String::as_str));
+    let asked = Asked {
+        tables: tables.clone(),
+        format: args
+            .get_one::<String>("format")
+            .cloned()
+            .unwrap_or_else(|| "jsonl".into()),
+        compress: args.get_one::<String>("compress").cloned(),
+        filter: args.get_one::<String>("filter").cloned(),
+        parallel: args.get_one::<u16>("parallel").copied().unwrap_or(1),
+    };
+    let filter = filter_arg(args)?;
+    let format = Format::parse(&asked.format);
+    let compression = Compression::parse(asked.compress.as_deref());
+    fs::create_dir_all(&dir)
+        .map_err(|e| Failure::service(format!("making {}: {e}", dir.display())))?;
+    let checkpoint = args
+        .get_one::<String>("checkpoint")
+        .map_or_else(|| dir.join("tables-export.checkpoint"), PathBuf::from);
+    let (store, saved) = Store::open::<State>(checkpoint, args.get_flag("resume"))?;
+    let state = match saved {
+        Some(saved) => {
+            same_job(&store, &saved.asked, &asked)?;
+            saved
+        }
+        None => {
+            for table in &tables {
+                let taken: Vec<PathBuf> = fs::read_dir(&dir)
+                    .map_err(|e| Failure::service(format!("reading {}: {e}", dir.display())))?
+                    .filter_map(|entry| entry.ok().map(|e| e.path()))
+                    .filter(|path| is_file_of(path, table))
+                    .collect();
+                if let Some(path) = taken.first() {
+                    return Err(Failure::usage(format!(
+                        "{} is there already: remove it, or export to another directory (an \
+                         export never writes over a file)",
+                        path.display()
+                    )));
+                }
+            }
+            State {
+                asked: asked.clone(),
+                tables: tables
+                    .iter()
+                    .map(|t| TableState {
+                        table: t.clone(),
+                        ranges: None,
+                    })
+                    .collect(),
+            }
+        }
+    };
+    let shared = Shared {
+        service: service.clone(),
+        dir,
+        format,
+        compression,
+        filter,
+        store,
+        state: Arc::new(Mutex::new(state)),
+    };
+    let run = async {
+        for (t, table) in tables.iter().enumerate() {
+            export_table(&shared, t, table, usize::from(asked.parallel), progress).await?;
+        }
+        Ok::<(), Failure>(())
+    };
+    tokio::select! {
+        done = run => done?,
+        _ = tokio::signal::ctrl_c() => return Err(interrupted(shared.store.path())),
+    }
+    shared.store.remove()?;
+    Ok(())
+}
+
+/// The failure a Ctrl-C ends a checkpointed command with.
+pub(crate) fn interrupted(checkpoint: &Path) -> Failure {
+    Failure {
+        code: Failure::INTERRUPTED,
+        message: format!(
+            "interrupted; {} keeps what is done: run the same command with --resume to finish",
+            checkpoint.display()
+        ),
+    }
+}
+
+/// Whether `path` is an export file of `table` (`T.jsonl`, `T.003.csv.gz`, ...).
+fn is_file_of(path: &Path, table: &str) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    name.strip_prefix(table)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|rest| rest.contains("jsonl") || rest.contains("csv"))
+}
+
+struct Shared {
+    service: TableServiceClient,
+    dir: PathBuf,
+    format: Format,
+    compression: Compression,
+    filter: Option<Filter>,
+    store: Store,
+    state: Arc<Mutex<State>>,
+}
+
+impl Shared {
+    fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn save(&self) -> Result<(), Failure> {
+        let state = self.with_state(|s| s.clone());
+        self.store.save(&state)
+    }
+}
+
+async fn export_table(
+    shared: &Shared,
+    t: usize,
+    table: &str,
+    parallel: usize,
+    progress: &Progress,
+) -> Result<(), Failure> {
+    let known = shared.with_state(|s| s.tables[t].ranges.clone());
+    let ranges = match known {
+        Some(ranges) => ranges,
+        None => {
+            let cut = cut(&shared.service, table, parallel).await?;
+            let many = cut.len() > 1;
+            let ranges: Vec<RangeState> = cut
+                .into_iter()
+                .enumerate()
+                .map(|(i, range)| RangeState {
+                    range,
+                    file: file_name(table, many.then_some(i), shared.format, shared.compression),
+                    bytes: 0,
+                    rows: 0,
+                    continuation: None,
+                    started: false,
+                    read: false,
+                    done: false,
+                })
+                .collect();
+            shared.with_state(|s| s.tables[t].ranges = Some(ranges.clone()));
+            shared.save()?;
+            ranges
+        }
+    };
+    let job = progress.job(table, ranges.len());
+    job.resume_from(ranges.iter().map(|r| r.rows).sum());
+    let workers = ranges
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.done)
+        .map(|(r, _)| export_range(shared, t, r, table, &job));
+    try_join_all(workers).await?;
+    job.finish();
+    let (rows, files) = shared.with_state(|s| {
+        let ranges = s.tables[t].ranges.as_deref().unwrap_or_default();
+        (
+            ranges.iter().map(|r| r.rows).sum::<u64>(),
+            ranges.iter().map(|r| r.file.clone()).collect::<Vec<_>>(),
+        )
+    });
+    progress.say(&format!(
+        "exported {table}: {rows} rows to {} in {:.1} s",
+        files.join(", "),
+        progress.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+fn file_name(table: &str, part: Option<usize>, format: Format, compression: Compression) -> String {
+    let part = part.map_or(String::new(), |i| format!(".{i:03}"));
+    format!(
+        "{table}{part}.{}{}",
+        format.extension(),
+        compression.suffix()
+    )
+}
+
+/// Reads one range page by page into its file (CSV: into a JSON Lines spool, made
+/// into the CSV file once the range is read: the header is every column of the
+/// file's rows).
+async fn export_range(
+    shared: &Shared,
+    t: usize,
+    r: usize,
+    table: &str,
+    job: &Job,
+) -> Result<(), Failure> {
+    let state = shared.with_state(|s| s.tables[t].ranges.as_ref().map(|rs| rs[r].clone()));
+    let Some(mut range) = state else {
+        return Ok(());
+    };
+    let target = shared.dir.join(&range.file);
+    let spool = shared.dir.join(format!(".{}.spool.jsonl", range.file));
+    if !range.read {
+        let (path, compression) = match shared.format {
+            Format::JsonLines => (&target, shared.compression),
+            Format::Csv => (&spool, Compression::None),
+        };
+        let mut sink = Sink::open(
+            path,
+            compression,
+            if range.started { range.bytes } else { 0 },
+        )?;
+        let mut spec = QuerySpec::new();
+        if let Some(filter) = range.range.filter(shared.filter.as_ref()) {
+            spec = spec.filter(filter);
+        }
+        let mut continuation: Option<ContinuationToken> = match &range.continuation {
+            Some(text) => Some(text.parse()?),
+            None => None,
+        };
+        let mut line = Vec::with_capacity(512);
+        let mut last_commit = Instant::now();
+        let mut uncommitted = 0u64;
+        loop {
+            let page = shared
+                .service
+                .engine()
+                .query(table, &spec, continuation.as_ref())
+                .await?;
+            let mut bytes = 0u64;
+            for row in &page.items {
+                line.clear();
+                encode_stored_entity(row, &mut line);
+                line.push(b'\n');
+                bytes += line.len() as u64;
+                sink.write_all(&line)?;
+            }
+            uncommitted += page.items.len() as u64;
+            job.add(r, page.items.len() as u64, bytes);
+            continuation = page.continuation;
+            let end = continuation.is_none();
+            if end || last_commit.elapsed() >= COMMIT_EVERY {
+                range.bytes = sink.commit()?;
+                range.rows += uncommitted;
+                uncommitted = 0;
+                range.continuation = continuation.as_ref().map(ToString::to_string);
+                range.started = true;
+                range.read = end;
+                range.done = end && shared.format == Format::JsonLines;
+                shared.with_state(|s| {
+                    if let Some(ranges) = s.tables[t].ranges.as_mut() {
+                        ranges[r] = range.clone();
+                    }
+                });
+                shared.save()?;
+                last_commit = Instant::now();
+            }
+            if end {
+                break;
+            }
+        }
+    }
+    if shared.format == Format::Csv && !range.done {
+        spool_to_csv(&spool, &target, shared.compression)?;
+        remove_if_there(&spool)?;
+        range.done = true;
+        shared.with_state(|s| {
+            if let Some(ranges) = s.tables[t].ranges.as_mut() {
+                ranges[r] = range.clone();
+            }
+        });
+        shared.save()?;
+    }
+    Ok(())
+}
+
+/// Writes the spooled rows as Storage Explorer's CSV: a first pass over the spool
+/// learns the columns (names, not rows), the second writes.
+fn spool_to_csv(spool: &Path, target: &Path, compression: Compression) -> Result<(), Failure> {
+    let mut columns = Columns::default();
+    let mut records = Records::open(spool)?;
+    while let Some(record) = records.next()? {
+        columns.learn(&spooled(record.row)?);
+    }
+    let mut sink = Sink::open(target, compression, 0)?;
+    let mut writer = CsvWriter {
+        columns,
+        header: false,
+    };
+    let mut out = SinkWriter(&mut sink);
+    let mut records = Records::open(spool)?;
+    let mut page: Vec<DynamicEntity> = Vec::with_capacity(1_000);
+    loop {
+        let next = records.next()?;
+        let end = next.is_none();
+        if let Some(record) = next {
+            page.push(spooled(record.row)?);
+        }
+        if page.len() == 1_000 || end {
+            writer.page(&page, &mut out)?;
+            page.clear();
+        }
+        if end {
+            break;
+        }
+    }
+    writer.finish(&mut out)?;
+    sink.commit()?;
+    Ok(())
+}
+
+fn spooled(row: Result<DynamicEntity, crate::files::Refusal>) -> Result<DynamicEntity, Failure> {
+    row.map_err(|refusal| {
+        Failure::service(format!("the export's spool is damaged: {}", refusal.reason))
+    })
+}
+
+/// A [`Sink`] as an `io::Write`, for the CSV writer.
+struct SinkWriter<'a>(&'a mut Sink);
+
+impl std::io::Write for SinkWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .write_all(buf)
+            .map_err(|f| std::io::Error::other(f.message))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
