@@ -714,6 +714,30 @@ fn kill_when(mut child: Child, ready: impl Fn() -> bool) {
     child.wait().unwrap();
 }
 
+/// Whether an export's file is longer than its checkpoint's committed length.
+fn uncommitted_rows_on_disk(checkpoint: &str, dir: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(checkpoint) else {
+        return false;
+    };
+    let Ok(state) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return false;
+    };
+    let ranges = state["tables"][0]["ranges"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    ranges.iter().any(|range| {
+        let on_disk = std::fs::metadata(format!("{dir}/{}", range["file"].as_str().unwrap_or("")))
+            .map_or(0, |m| m.len());
+        let committed = if range["started"] == true {
+            range["bytes"].as_u64().unwrap_or(u64::MAX)
+        } else {
+            0
+        };
+        on_disk > committed
+    })
+}
+
 fn checkpoint_says(path: &str, text: &str) -> bool {
     std::fs::read_to_string(path).is_ok_and(|c| c.contains(text))
 }
@@ -728,14 +752,15 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         .map(|i| {
             DynamicEntity::new(format!("k{:03}", i % 97), format!("{i:06}"))
                 .with("N", i)
-                .with("Pad", "x".repeat(200))
+                .with("Pad", "x".repeat(400))
         })
         .collect();
     fill(&server.service, "Big", &rows).await;
     let work = tempfile::tempdir().unwrap();
     let at = |name: &str| work.path().join(name).display().to_string();
 
-    // Export, paced so the kill comes mid-way (after a range has committed).
+    // Export, paced so the kill comes mid-way: once a file holds more than its
+    // range's committed length (rows written after the last checkpoint).
     let out = at("out");
     let checkpoint = format!("{out}/tables-export.checkpoint");
     let export = [
@@ -745,8 +770,6 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         &out,
         "--parallel",
         "2",
-        "--compress",
-        "gzip",
         "--max-rps",
         "4",
     ];
@@ -754,7 +777,7 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    kill_when(child, || checkpoint_says(&checkpoint, "\"started\": true"));
+    kill_when(child, || uncommitted_rows_on_disk(&checkpoint, &out));
     let refused = tables(&server, &export);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--resume"));
@@ -783,9 +806,31 @@ async fn killed_runs_finish_with_resume_every_row_once() {
     let file = files[0].clone();
     let mut jsonl = Vec::new();
     for f in &files {
-        let mut d = flate2::read::MultiGzDecoder::new(std::fs::File::open(f).unwrap());
-        std::io::Read::read_to_end(&mut d, &mut jsonl).unwrap();
+        jsonl.extend(std::fs::read(f).unwrap());
     }
+    // The files themselves hold every row once: nothing a killed run wrote after
+    // its checkpoint survives the resume.
+    let text = String::from_utf8(jsonl.clone()).unwrap();
+    let keys: std::collections::BTreeSet<(String, String)> = text
+        .lines()
+        .map(|line| {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            (
+                row["PartitionKey"].as_str().unwrap().to_owned(),
+                row["RowKey"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        text.lines().count(),
+        rows.len(),
+        "rows in the exported files"
+    );
+    assert_eq!(
+        keys.len(),
+        rows.len(),
+        "distinct rows in the exported files"
+    );
     let plain = at("all.jsonl");
     std::fs::write(&plain, &jsonl).unwrap();
     let _ = file;
@@ -809,7 +854,14 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    kill_when(child, || checkpoint_says(&checkpoint, "\"records\": 2500"));
+    // Half a second into the second stretch: rows written the checkpoint doesn't
+    // count, which the resumed run writes again and finds there.
+    kill_when(child, || {
+        checkpoint_says(&checkpoint, "\"records\": 2500") && {
+            std::thread::sleep(Duration::from_millis(500));
+            true
+        }
+    });
     let mut resume = import[..import.len() - 2].to_vec();
     resume.push("--resume");
     let output = tables(&server, &resume);

@@ -674,7 +674,10 @@ async fn raw_rows_load_in_every_mode(backend: Backend) -> Result<()> {
     assert_eq!(rows.len(), 250);
     for stored in &rows {
         let i: usize = stored.row_key.parse().unwrap();
-        assert_eq!(stored.get("N"), Some(&tables_client::Value::Int64(i as i64)));
+        assert_eq!(
+            stored.get("N"),
+            Some(&tables_client::Value::Int64(i as i64))
+        );
         assert_ne!(stored.timestamp, Some(stamp), "the service sets Timestamp");
         let (first, second) = (stored.contains("First"), stored.contains("Second"));
         match i {
