@@ -294,6 +294,19 @@ install_legacy_clients() {
         install_venv "$PY_LEGACY_DIR" azure.cosmosdb.table.tableservice
 }
 
+# tmux, for the CLI's progress test (a real terminal read back with capture-pane):
+# Debian's package, when the machine has none.
+install_tmux() {
+    if command -v tmux >/dev/null 2>&1; then
+        echo "$(tmux -V) is there"
+        return 0
+    fi
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get install -y --no-install-recommends tmux ||
+        { $sudo apt-get update -qq && $sudo apt-get install -y --no-install-recommends tmux; }
+}
+
 # start_azurite_service <table|blob>: starts that Azurite service on a free port;
 # sets STARTED_PID, STARTED_LOG and STARTED_PORT.
 start_azurite_service() {
@@ -587,6 +600,7 @@ fi
 step "install the JS SDK" install_js_sdk
 step "install the Python SDK" install_py_sdk
 step "install the legacy clients" install_legacy_clients
+step "install tmux" install_tmux
 # The test binaries are built first, then run side by side (TABLES_TEST_JOBS at a
 # time): most of them wait on the servers, not on the CPU. The longest start first.
 # The server's request parsers are fuzzed with 100,000 cases here, a million under
