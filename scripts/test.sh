@@ -539,6 +539,9 @@ same_log_tail() {
 printf 'tables test suite: %s (CI=%s)\n' "$ROOT" "${CI:-unset}"
 printf 'work dir: %s\n' "$WORK_DIR"
 
+# Every locked crate, for every platform (the msrv test reads their metadata offline;
+# a build downloads only this platform's).
+step "fetch the locked crates" cargo fetch --locked
 step "rustfmt check" cargo fmt --all -- --check
 step "clippy -D warnings" cargo clippy --workspace --all-targets -- -D warnings
 # The workspace build above turns on every optional field type (the tests crate asks
