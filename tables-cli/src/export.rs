@@ -32,6 +32,8 @@ struct Asked {
     compress: Option<String>,
     filter: Option<String>,
     parallel: u16,
+    #[serde(default)]
+    rows_per_file: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,6 +65,9 @@ struct RangeState {
     read: bool,
     /// The file is complete.
     done: bool,
+    /// Parquet: the files written whole (`file` is then their names' stem).
+    #[serde(default)]
+    segments: u64,
 }
 
 pub(crate) async fn export(
@@ -86,7 +91,13 @@ pub(crate) async fn export(
         compress: args.get_one::<String>("compress").cloned(),
         filter: args.get_one::<String>("filter").cloned(),
         parallel: args.get_one::<u16>("parallel").copied().unwrap_or(1),
+        rows_per_file: args.get_one::<u32>("rows-per-file").copied(),
     };
+    if asked.rows_per_file.is_some() && asked.format != "parquet" {
+        return Err(Failure::usage(
+            "--rows-per-file is for --format parquet (JSON Lines and CSV files grow as they are read)",
+        ));
+    }
     let filter = filter_arg(args)?;
     let format = Format::parse(&asked.format);
     let compression = Compression::parse(asked.compress.as_deref());
@@ -134,6 +145,7 @@ pub(crate) async fn export(
         format,
         compression,
         filter,
+        rows_per_file: asked.rows_per_file.map_or(PARQUET_ROWS, |n| n as usize),
         store,
         state: Arc::new(Mutex::new(state)),
     };
@@ -169,7 +181,7 @@ fn is_file_of(path: &Path, table: &str) -> bool {
     };
     name.strip_prefix(table)
         .and_then(|rest| rest.strip_prefix('.'))
-        .is_some_and(|rest| rest.contains("jsonl") || rest.contains("csv"))
+        .is_some_and(|rest| ["jsonl", "csv", "parquet"].iter().any(|f| rest.contains(f)))
 }
 
 struct Shared {
@@ -178,6 +190,7 @@ struct Shared {
     format: Format,
     compression: Compression,
     filter: Option<Filter>,
+    rows_per_file: usize,
     store: Store,
     state: Arc<Mutex<State>>,
 }
@@ -218,6 +231,7 @@ async fn export_table(
                     started: false,
                     read: false,
                     done: false,
+                    segments: 0,
                 })
                 .collect();
             shared.with_state(|s| s.tables[t].ranges = Some(ranges.clone()));
@@ -251,11 +265,86 @@ async fn export_table(
 
 fn file_name(table: &str, part: Option<usize>, format: Format, compression: Compression) -> String {
     let part = part.map_or(String::new(), |i| format!(".{i:03}"));
-    format!(
-        "{table}{part}.{}{}",
-        format.extension(),
-        compression.suffix()
-    )
+    match format {
+        // The stem of the range's files, `T.003.00000.parquet` and on.
+        Format::Parquet => format!("{table}{part}"),
+        _ => format!(
+            "{table}{part}.{}{}",
+            format.extension(),
+            compression.suffix()
+        ),
+    }
+}
+
+/// The most rows, and about the most bytes, in one Parquet file: a file's rows are
+/// held until it is written (its columns are theirs).
+const PARQUET_ROWS: usize = 100_000;
+const PARQUET_BYTES: usize = 32 << 20;
+
+fn segment_name(stem: &str, segment: u64) -> String {
+    format!("{stem}.{segment:05}.parquet")
+}
+
+/// A range into Parquet files, each written whole once it holds
+/// [`PARQUET_ROWS`] rows (`--rows-per-file`; at least: a page is not split) or [`PARQUET_BYTES`] (or the range ends), the checkpoint
+/// saved after each: a resumed run writes again the file a killed one was making.
+async fn export_range_parquet(
+    shared: &Shared,
+    t: usize,
+    r: usize,
+    table: &str,
+    job: &Job,
+    mut range: RangeState,
+) -> Result<(), Failure> {
+    let mut spec = QuerySpec::new();
+    if let Some(filter) = range.range.filter(shared.filter.as_ref()) {
+        spec = spec.filter(filter);
+    }
+    let mut continuation: Option<ContinuationToken> = match &range.continuation {
+        Some(text) => Some(text.parse()?),
+        None => None,
+    };
+    if range.started && continuation.is_none() {
+        return Ok(());
+    }
+    let mut held: Vec<DynamicEntity> = Vec::new();
+    let mut held_bytes = 0usize;
+    loop {
+        let page = shared
+            .service
+            .engine()
+            .query(table, &spec, continuation.as_ref())
+            .await?;
+        let bytes: usize = page.items.iter().map(tables_core::size::entity_size).sum();
+        job.add(r, page.items.len() as u64, bytes as u64);
+        held_bytes += bytes;
+        held.extend(page.items);
+        continuation = page.continuation;
+        let end = continuation.is_none();
+        if end || held.len() >= shared.rows_per_file || held_bytes >= PARQUET_BYTES {
+            if !held.is_empty() || range.segments == 0 {
+                let path = shared.dir.join(segment_name(&range.file, range.segments));
+                crate::parquet::write(&path, &held, shared.compression)?;
+                range.segments += 1;
+            }
+            range.rows += held.len() as u64;
+            held.clear();
+            held_bytes = 0;
+            range.continuation = continuation.as_ref().map(ToString::to_string);
+            range.started = true;
+            range.read = end;
+            range.done = end;
+            shared.with_state(|s| {
+                if let Some(ranges) = s.tables[t].ranges.as_mut() {
+                    ranges[r] = range.clone();
+                }
+            });
+            shared.save()?;
+        }
+        if end {
+            return Ok(());
+        }
+    }
 }
 
 /// Reads one range page by page into its file (CSV: into a JSON Lines spool, made
@@ -272,11 +361,14 @@ async fn export_range(
     let Some(mut range) = state else {
         return Ok(());
     };
+    if shared.format == Format::Parquet {
+        return export_range_parquet(shared, t, r, table, job, range).await;
+    }
     let target = shared.dir.join(&range.file);
     let spool = shared.dir.join(format!(".{}.spool.jsonl", range.file));
     if !range.read {
         let (path, compression) = match shared.format {
-            Format::JsonLines => (&target, shared.compression),
+            Format::JsonLines | Format::Parquet => (&target, shared.compression),
             Format::Csv => (&spool, Compression::None),
         };
         let mut sink = Sink::open(

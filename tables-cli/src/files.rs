@@ -17,6 +17,7 @@ use serde_json::{Map, Value as Json};
 use tables_client::DynamicEntity;
 use tables_core::odata::decode_entity;
 
+use crate::parquet::ParquetRows;
 use crate::Failure;
 
 /// A file's row format.
@@ -24,14 +25,15 @@ use crate::Failure;
 pub(crate) enum Format {
     JsonLines,
     Csv,
+    Parquet,
 }
 
 impl Format {
     pub(crate) fn parse(name: &str) -> Format {
-        if name == "csv" {
-            Format::Csv
-        } else {
-            Format::JsonLines
+        match name {
+            "csv" => Format::Csv,
+            "parquet" => Format::Parquet,
+            _ => Format::JsonLines,
         }
     }
 
@@ -39,6 +41,7 @@ impl Format {
         match self {
             Format::JsonLines => "jsonl",
             Format::Csv => "csv",
+            Format::Parquet => "parquet",
         }
     }
 }
@@ -88,10 +91,12 @@ pub(crate) fn kind_of(path: &Path) -> Result<(Format, Compression), Failure> {
         Format::JsonLines
     } else if stem.ends_with(".csv") {
         Format::Csv
+    } else if stem.ends_with(".parquet") && compression == Compression::None {
+        Format::Parquet
     } else {
         return Err(Failure::usage(format!(
             "{}: can't tell the format from the name; imports read .jsonl (.ndjson) and .csv \
-             files, optionally .gz or .zst",
+             files, optionally .gz or .zst, and .parquet files",
             path.display()
         )));
     };
@@ -227,6 +232,7 @@ enum Inner {
         reader: csv::Reader<Box<dyn Read + Send>>,
         header: CsvHeader,
     },
+    Parquet(ParquetRows),
 }
 
 impl Records {
@@ -238,6 +244,12 @@ impl Records {
     /// PartitionKey and RowKey columns.
     pub(crate) fn open(path: &Path) -> Result<Records, Failure> {
         let (format, compression) = kind_of(path)?;
+        if format == Format::Parquet {
+            return Ok(Records {
+                path: path.display().to_string(),
+                inner: Inner::Parquet(ParquetRows::open(path)?),
+            });
+        }
         let file = File::open(path).map_err(|e| open_failed(path, &e))?;
         let read: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(file),
@@ -262,6 +274,7 @@ impl Records {
                     .map_err(|why| Failure::usage(format!("{name}:1: not a table CSV: {why}")))?;
                 Inner::Csv { reader, header }
             }
+            Format::Parquet => unreachable!("opened above"),
         };
         Ok(Records { path: name, inner })
     }
@@ -328,6 +341,20 @@ impl Records {
                 let row = header.row(&record).map_err(|reason| Refusal {
                     reason,
                     text: record.iter().collect::<Vec<_>>().join(","),
+                });
+                Ok(Some(Record { origin, row }))
+            }
+            Inner::Parquet(rows) => {
+                let Some(row) = rows.next()? else {
+                    return Ok(None);
+                };
+                let origin = Origin {
+                    source: self.path.clone(),
+                    line: rows.row_number,
+                };
+                let row = row.map_err(|reason| Refusal {
+                    reason,
+                    text: format!("row {} of the file", rows.row_number),
                 });
                 Ok(Some(Record { origin, row }))
             }

@@ -20,6 +20,7 @@ mod files;
 mod import;
 mod limit;
 mod load;
+mod parquet;
 mod progress;
 mod query;
 mod ranges;
@@ -301,13 +302,15 @@ pub fn cli() -> Command {
                         .long("format")
                         .short('f')
                         .value_name("FORMAT")
-                        .value_parser(["jsonl", "csv"])
+                        .value_parser(["jsonl", "csv", "parquet"])
                         .default_value("jsonl")
                         .help(
                             "jsonl: each row the service's JSON with its @odata.type \
                              annotations and Timestamp; csv: Storage Explorer's layout (a \
                              Name@type column beside each property; the header is the union \
-                             of the file's columns)",
+                             of the file's columns); parquet: a column per property and Edm \
+                             type, exact (DateTime as 100 ns ticks), files of at most 100,000 \
+                             rows (TABLE.00000.parquet, ...)",
                         ),
                 )
                 .arg(filter())
@@ -317,7 +320,14 @@ pub fn cli() -> Command {
                         .long("compress")
                         .value_name("ALG")
                         .value_parser(["gzip", "zstd"])
-                        .help("compress the files (.gz, .zst)"),
+                        .help("compress the files (.gz, .zst; Parquet compresses its columns)"),
+                )
+                .arg(
+                    Arg::new("rows-per-file")
+                        .long("rows-per-file")
+                        .value_name("N")
+                        .value_parser(clap::value_parser!(u32).range(1..))
+                        .help("Parquet: start a new file after N rows (default 100,000; whole pages, so a file may hold up to a page more)"),
                 )
                 .arg(resume())
                 .arg(checkpoint())
@@ -328,6 +338,7 @@ pub fn cli() -> Command {
                      tables export Orders Customers --to backup/\n  \
                      tables export Orders --to backup/ --format csv --filter \"Year eq 2026\"\n  \
                      tables export Events --to backup/ --parallel 8 --compress zstd\n  \
+                     tables export Events --to lake/ --format parquet --compress zstd\n  \
                      tables export Events --to backup/ --parallel 8 --compress zstd --resume",
                 ),
         )
@@ -339,7 +350,7 @@ pub fn cli() -> Command {
                         .required(true)
                         .num_args(1..)
                         .value_name("PATH")
-                        .help("files written by export or Storage Explorer: .jsonl or .csv, optionally .gz or .zst"),
+                        .help("files written by export or Storage Explorer: .jsonl or .csv, optionally .gz or .zst, or .parquet"),
                 )
                 .arg(Arg::new("table").long("table").short('t').required(true).value_name("TABLE"))
                 .arg(mode())

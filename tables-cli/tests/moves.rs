@@ -161,6 +161,12 @@ fn rows() -> Vec<DynamicEntity> {
         if i % 5 == 0 {
             row.insert("Big", i64::from(i) << 40);
         }
+        // One property, two Edm types: rows of a table need not agree.
+        match i % 7 {
+            0 => row.insert("Mixed", i),
+            1 => row.insert("Mixed", format!("m{i}")),
+            _ => None,
+        };
         rows.push(row);
     }
     rows
@@ -255,6 +261,9 @@ async fn every_format_round_trips_every_edm_value_across_engines() {
         ("jsonl", Some("gzip")),
         ("csv", Some("zstd")),
         ("csv", None),
+        ("parquet", None),
+        ("parquet", Some("zstd")),
+        ("parquet", Some("gzip")),
     ] {
         let what = format!("{format} {compress:?}");
         let work = tempfile::tempdir().unwrap();
@@ -276,6 +285,12 @@ async fn every_format_round_trips_every_edm_value_across_engines() {
         mem.tables(&args).await.unwrap();
         let files = files_in(&first);
         assert_eq!(files.len(), 3, "{what}: a file per range: {files:?}");
+        if format == "parquet" {
+            for file in &files {
+                assert!(file.ends_with(".parquet"), "{file}");
+                assert!(std::fs::read(file).unwrap().starts_with(b"PAR1"), "{file}");
+            }
+        }
 
         let on_azurite = unique("RoundTrip");
         let mut import = vec!["import"];
@@ -572,6 +587,7 @@ async fn bad_input_is_named_and_nothing_is_half_imported_unrecorded() {
     write("feed.jsonl", "<?xml version=\"1.0\"?><feed/>\n");
     write("people.csv", "Name,Age\nAda,36\n");
     write("rows.parquet", "PAR1");
+    write("rows.xlsx", "PK");
     for (file, says) in [
         ("array.jsonl", "array.jsonl:1: not a JSON Lines file"),
         ("feed.jsonl", "feed.jsonl:1: not a JSON Lines file"),
@@ -579,7 +595,8 @@ async fn bad_input_is_named_and_nothing_is_half_imported_unrecorded() {
             "people.csv",
             "people.csv:1: not a table CSV: no PartitionKey column",
         ),
-        ("rows.parquet", "can't tell the format"),
+        ("rows.parquet", "rows.parquet: not a Parquet file of rows"),
+        ("rows.xlsx", "can't tell the format"),
     ] {
         let output = tables(
             &server,
@@ -802,6 +819,57 @@ async fn killed_runs_finish_with_resume_every_row_once() {
     )
     .await;
 
+    // Parquet: files of 1,000 rows, killed after one is written.
+    let lake = at("lake");
+    let checkpoint = format!("{lake}/tables-export.checkpoint");
+    let parquet = [
+        "export",
+        "Big",
+        "--to",
+        &lake,
+        "--format",
+        "parquet",
+        "--rows-per-file",
+        "1000",
+        "--parallel",
+        "2",
+        "--max-rps",
+        "4",
+    ];
+    let child = tables_command(&server, &parquet)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    kill_when(child, || checkpoint_says(&checkpoint, "\"segments\": 1"));
+    let mut resume = parquet[..parquet.len() - 2].to_vec();
+    resume.push("--resume");
+    ok(&tables(&server, &resume));
+    let parts = files_in(Path::new(&lake));
+    let mut keys = std::collections::BTreeSet::new();
+    let mut read = 0;
+    for part in &parts {
+        let file = std::fs::File::open(part).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            let batch = batch.unwrap();
+            use arrow_array::cast::AsArray;
+            let pk = batch
+                .column_by_name("PartitionKey")
+                .unwrap()
+                .as_string::<i32>();
+            let rk = batch.column_by_name("RowKey").unwrap().as_string::<i32>();
+            for i in 0..batch.num_rows() {
+                keys.insert((pk.value(i).to_owned(), rk.value(i).to_owned()));
+                read += 1;
+            }
+        }
+    }
+    assert_eq!(read, rows.len(), "rows in the Parquet files");
+    assert_eq!(keys.len(), rows.len(), "distinct rows in the Parquet files");
+
     // Import, killed after its first stretch.
     let file = files[0].clone();
     let mut jsonl = Vec::new();
@@ -904,4 +972,132 @@ async fn killed_runs_finish_with_resume_every_row_once() {
     let output = tables(&server, &resume);
     ok(&output);
     same_rows(&server.service, "Copied", &rows, "copy killed and resumed").await;
+}
+
+/// The Parquet schema: each Edm type in an Arrow type that holds it exactly, the
+/// property and Edm type in each field's metadata, a column per type of a mixed
+/// property; and a Parquet file of another tool (microsecond timestamps, large
+/// strings, no metadata) imports with the types its columns say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parquet_columns_hold_every_edm_type_exactly() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
+    use arrow_schema::DataType;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let mem = Mem::new();
+    fill(&mem.get("mem:a"), "Source", &rows()).await;
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("p");
+    mem.tables(&[
+        "--quiet",
+        "export",
+        "Source",
+        "--to",
+        dir.to_str().unwrap(),
+        "--format",
+        "parquet",
+        "--parallel",
+        "1",
+    ])
+    .await
+    .unwrap();
+    let file = std::fs::File::open(dir.join("Source.00000.parquet")).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let schema = builder.schema().clone();
+    let field = |name: &str| schema.field_with_name(name).unwrap().clone();
+    let meta = |name: &str, key: &str| field(name).metadata().get(key).cloned();
+    assert_eq!(field("PartitionKey").data_type(), &DataType::Utf8);
+    assert!(!field("PartitionKey").is_nullable());
+    assert_eq!(field("Late").data_type(), &DataType::Int64);
+    assert_eq!(meta("Late", "tables.edm").as_deref(), Some("Edm.DateTime"));
+    assert_eq!(
+        meta("Late", "tables.unit").as_deref(),
+        Some("100ns ticks since 0001-01-01T00:00:00Z")
+    );
+    assert_eq!(field("Id").data_type(), &DataType::FixedSizeBinary(16));
+    assert_eq!(field("Bytes").data_type(), &DataType::Binary);
+    assert_eq!(field("Tiny").data_type(), &DataType::Float64);
+    assert_eq!(field("I32Min").data_type(), &DataType::Int32);
+    assert_eq!(field("Yes").data_type(), &DataType::Boolean);
+    // "Mixed": Int32 first, then String in its own column.
+    assert_eq!(field("Mixed").data_type(), &DataType::Int32);
+    assert_eq!(field("Mixed@Edm.String").data_type(), &DataType::Utf8);
+    assert_eq!(
+        meta("Mixed@Edm.String", "tables.property").as_deref(),
+        Some("Mixed")
+    );
+    let batch = builder.build().unwrap().next().unwrap().unwrap();
+    let late = batch
+        .column_by_name("Late")
+        .unwrap()
+        .as_primitive::<Int64Type>();
+    let row = (0..batch.num_rows()).find(|&i| !late.is_null(i)).unwrap();
+    assert_eq!(
+        late.value(row),
+        3_155_378_975_999_999_999,
+        "9999-12-31T23:59:59.9999999 in ticks"
+    );
+
+    // Another tool's file.
+    use arrow_array::{
+        ArrayRef, LargeStringArray, RecordBatch, StringArray, TimestampMicrosecondArray,
+    };
+    let other = work.path().join("other.parquet");
+    let batch = RecordBatch::try_from_iter([
+        (
+            "PartitionKey",
+            std::sync::Arc::new(StringArray::from(vec!["p", "p"])) as ArrayRef,
+        ),
+        (
+            "RowKey",
+            std::sync::Arc::new(StringArray::from(vec!["1", "2"])) as ArrayRef,
+        ),
+        (
+            "Note",
+            std::sync::Arc::new(LargeStringArray::from(vec![Some("long"), None])) as ArrayRef,
+        ),
+        (
+            "At",
+            std::sync::Arc::new(TimestampMicrosecondArray::from(vec![
+                Some(1_764_324_000_123_456),
+                Some(0),
+            ])) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(&other).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    mem.tables(&[
+        "--quiet",
+        "import",
+        other.to_str().unwrap(),
+        "--table",
+        "Other",
+        "--create",
+        "--rejects",
+        work.path().join("r").to_str().unwrap(),
+    ])
+    .await
+    .unwrap();
+    let rows = mem.get("mem:a").raw_rows("Other").await.unwrap();
+    assert_eq!(rows[0].get("Note"), Some(&Value::String("long".into())));
+    assert_eq!(rows[1].get("Note"), None, "null: no property");
+    assert_eq!(
+        rows[0].get("At"),
+        Some(&Value::DateTime(
+            DateTime::from_unix_nanos(1_764_324_000_123_456_000).unwrap()
+        ))
+    );
+    assert_eq!(
+        rows[1].get("At"),
+        Some(&Value::DateTime("1970-01-01T00:00:00Z".parse().unwrap()))
+    );
 }
