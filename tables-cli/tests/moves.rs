@@ -1215,3 +1215,65 @@ async fn the_table_commands_on_mem_and_azurite() {
     let listed = tables(&azurite, &["ls", "--prefix", &name]);
     assert!(listed.stdout.is_empty());
 }
+
+/// Ctrl-C (SIGINT) stops an export with exit code 130, saying how to finish; the
+/// checkpoint is kept and `--resume` finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_keeps_the_checkpoint_for_resume() {
+    let server = server().await;
+    let rows: Vec<DynamicEntity> = (0..3_000u32)
+        .map(|i| DynamicEntity::new(format!("k{:02}", i % 30), format!("{i:05}")).with("N", i))
+        .collect();
+    fill(&server.service, "Stopped", &rows).await;
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out").display().to_string();
+    let checkpoint = format!("{out}/tables-export.checkpoint");
+    let export = [
+        "export",
+        "Stopped",
+        "--to",
+        &out,
+        "--parallel",
+        "2",
+        "--max-rps",
+        "3",
+    ];
+    let child = tables_command(&server, &export)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !checkpoint_says(&checkpoint, "\"ranges\": [") {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no checkpoint in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--resume"), "{}", stderr(&output));
+    assert!(Path::new(&checkpoint).exists(), "the checkpoint is kept");
+    ok(&tables(
+        &server,
+        &[
+            "export",
+            "Stopped",
+            "--to",
+            &out,
+            "--parallel",
+            "2",
+            "--resume",
+        ],
+    ));
+    let text: String = files_in(Path::new(&out))
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert_eq!(text.lines().count(), rows.len());
+}
