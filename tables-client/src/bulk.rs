@@ -308,19 +308,36 @@ impl BulkReport {
     /// with the report as its source.
     fn into_result(self) -> Result<BulkReport> {
         let failed = self.failed().find_map(|c| c.result.as_ref().err());
-        let first = match (&self.refused, failed) {
-            (Some(refused), _) => &refused.error,
-            (None, Some(failed)) => failed,
-            (None, None) => return Ok(self),
-        };
-        let err = load_error(first, &self.to_string(), self.doubtful(), self.resume_at());
-        Err(err.with_source(self))
+        let failure = load_failure(
+            self.refused.as_ref(),
+            failed,
+            &self.to_string(),
+            self.doubtful(),
+            self.resume_at(),
+        );
+        match failure {
+            Some(err) => Err(err.with_source(self)),
+            None => Ok(self),
+        }
     }
 
     fn doubtful(&self) -> bool {
         self.failed()
             .any(|c| c.result.as_ref().is_err_and(Error::may_have_applied))
     }
+}
+
+/// The error of a load that did not complete: the refused item's, else the first
+/// failed chunk's (both reports pick it so); `None` when nothing failed.
+fn load_failure(
+    refused: Option<&RefusedItem>,
+    failed: Option<&Error>,
+    what: &str,
+    may_have_applied: bool,
+    resume_at: usize,
+) -> Option<Error> {
+    let first = refused.map(|r| &r.error).or(failed)?;
+    Some(load_error(first, what, may_have_applied, resume_at))
 }
 
 /// The error of a load that did not write everything: `first`'s kind, origin and
@@ -578,13 +595,17 @@ impl<T: Row> BulkWriter<T> {
             return Ok(summary);
         }
         let what = summary.to_string();
-        let first = match (&summary.refused, &end.first_failure) {
-            (Some(refused), _) => &refused.error,
-            (None, Some(failed)) => failed,
-            (None, None) => return Ok(summary),
-        };
-        let err = load_error(first, &what, summary.may_have_applied, summary.resume_at());
-        Err(err.with_source(summary))
+        let failure = load_failure(
+            summary.refused.as_ref(),
+            end.first_failure.as_ref(),
+            &what,
+            summary.may_have_applied,
+            summary.resume_at(),
+        );
+        match failure {
+            Some(err) => Err(err.with_source(summary)),
+            None => Ok(summary),
+        }
     }
 
     /// Reads, encodes, checks, chunks and sends, `concurrency` chunks at a time,

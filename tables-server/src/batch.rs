@@ -185,22 +185,18 @@ fn operation(
 /// The JSON metadata level an operation of a batch asks for in its own `Accept`
 /// (or `$format`), else the batch's.
 fn part_metadata(part: &BatchSubRequest, batch: Metadata) -> Metadata {
-    let format = part
-        .url
-        .split_once('?')
-        .and_then(|(_, query)| {
-            crate::request::parse_query(query)
-                .into_iter()
-                .find(|(name, _)| name == "$format")
-        })
-        .and_then(|(_, value)| Metadata::from_media_type(&value));
-    format
-        .or_else(|| {
-            part.header("accept")?
-                .split(',')
-                .find_map(|range| Metadata::from_media_type(range.trim()))
-        })
-        .unwrap_or(batch)
+    let format = part.url.split_once('?').and_then(|(_, query)| {
+        crate::request::parse_query(query)
+            .into_iter()
+            .find_map(|(name, value)| (name == "$format").then_some(value))
+    });
+    let accept = part.header("accept");
+    if format.is_none() && accept.is_none() {
+        return batch;
+    }
+    // What the operation asks for, read as a request's is; the batch's own when
+    // it asks for XML (the legacy SDKs' habit).
+    crate::context::negotiate(format.as_deref(), accept).unwrap_or(batch)
 }
 
 /// A batch holding one read: its answer directly under the batch boundary.
