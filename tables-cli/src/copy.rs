@@ -91,13 +91,7 @@ pub(crate) async fn copy(
             saved
         }
         None => {
-            if rejects_path.exists() {
-                return Err(Failure::usage(format!(
-                    "{} is there already (the rejects of an earlier run?): move it away, or \
-                     name another with --rejects",
-                    rejects_path.display()
-                )));
-            }
+            Rejects::must_be_new(&rejects_path)?;
             State {
                 asked: asked.clone(),
                 ranges: None,

@@ -276,6 +276,22 @@ fn file_name(table: &str, part: Option<usize>, format: Format, compression: Comp
     }
 }
 
+/// The query that reads `range` (and the user's filter), and where it goes on.
+fn range_query(
+    shared: &Shared,
+    range: &RangeState,
+) -> Result<(QuerySpec, Option<ContinuationToken>), Failure> {
+    let mut spec = QuerySpec::new();
+    if let Some(filter) = range.range.filter(shared.filter.as_ref()) {
+        spec = spec.filter(filter);
+    }
+    let continuation = match &range.continuation {
+        Some(text) => Some(text.parse()?),
+        None => None,
+    };
+    Ok((spec, continuation))
+}
+
 /// The most rows, and about the most bytes, in one Parquet file: a file's rows are
 /// held until it is written (its columns are theirs).
 const PARQUET_ROWS: usize = 100_000;
@@ -296,14 +312,7 @@ async fn export_range_parquet(
     job: &Job,
     mut range: RangeState,
 ) -> Result<(), Failure> {
-    let mut spec = QuerySpec::new();
-    if let Some(filter) = range.range.filter(shared.filter.as_ref()) {
-        spec = spec.filter(filter);
-    }
-    let mut continuation: Option<ContinuationToken> = match &range.continuation {
-        Some(text) => Some(text.parse()?),
-        None => None,
-    };
+    let (spec, mut continuation) = range_query(shared, &range)?;
     if range.started && continuation.is_none() {
         return Ok(());
     }
@@ -376,14 +385,7 @@ async fn export_range(
             compression,
             if range.started { range.bytes } else { 0 },
         )?;
-        let mut spec = QuerySpec::new();
-        if let Some(filter) = range.range.filter(shared.filter.as_ref()) {
-            spec = spec.filter(filter);
-        }
-        let mut continuation: Option<ContinuationToken> = match &range.continuation {
-            Some(text) => Some(text.parse()?),
-            None => None,
-        };
+        let (spec, mut continuation) = range_query(shared, &range)?;
         let mut line = Vec::with_capacity(512);
         let mut last_commit = Instant::now();
         let mut uncommitted = 0u64;

@@ -82,13 +82,7 @@ pub(crate) async fn import(
             saved
         }
         None => {
-            if rejects_path.exists() {
-                return Err(Failure::usage(format!(
-                    "{} is there already (the rejects of an earlier import?): move it away, or \
-                     name another with --rejects",
-                    rejects_path.display()
-                )));
-            }
+            Rejects::must_be_new(&rejects_path)?;
             State {
                 asked,
                 files: paths

@@ -87,6 +87,19 @@ impl Rejects {
         &self.path
     }
 
+    /// Refuses a new run's rejects file where one is already: it holds another
+    /// run's record.
+    pub(crate) fn must_be_new(path: &Path) -> Result<(), Failure> {
+        if path.exists() {
+            return Err(Failure::usage(format!(
+                "{} is there already (the rejects of an earlier run?): move it away, or name \
+                 another with --rejects",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
     fn file(&mut self) -> Result<&mut File, Failure> {
         let failed = |e: std::io::Error| Failure::service(format!("{}: {e}", self.path.display()));
         if self.file.is_none() {

@@ -731,6 +731,24 @@ fn kill_when(mut child: Child, ready: impl Fn() -> bool) {
     child.wait().unwrap();
 }
 
+/// Runs `tables ARGS` and kills it with SIGKILL once `ready` says so.
+fn killed(server: &Remote, args: &[&str], ready: impl Fn() -> bool) {
+    let child = tables_command(server, args)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    kill_when(child, ready);
+}
+
+/// The command line that finishes a killed `args`: the same job, unpaced (its
+/// last two arguments, `--max-rps N`, dropped), with `--resume`.
+fn resumed<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    assert_eq!(args[args.len() - 2], "--max-rps");
+    let mut resume = args[..args.len() - 2].to_vec();
+    resume.push("--resume");
+    resume
+}
+
 /// Whether an export's file is longer than its checkpoint's committed length.
 fn uncommitted_rows_on_disk(checkpoint: &str, dir: &str) -> bool {
     let Ok(text) = std::fs::read_to_string(checkpoint) else {
@@ -790,16 +808,13 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         "--max-rps",
         "4",
     ];
-    let child = tables_command(&server, &export)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    kill_when(child, || uncommitted_rows_on_disk(&checkpoint, &out));
+    killed(&server, &export, || {
+        uncommitted_rows_on_disk(&checkpoint, &out)
+    });
     let refused = tables(&server, &export);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--resume"));
-    let mut resume = export[..export.len() - 2].to_vec(); // unpaced
-    resume.push("--resume");
+    let resume = resumed(&export);
     ok(&tables(&server, &resume));
     assert!(
         !Path::new(&checkpoint).exists(),
@@ -836,13 +851,10 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         "--max-rps",
         "4",
     ];
-    let child = tables_command(&server, &parquet)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    kill_when(child, || checkpoint_says(&checkpoint, "\"segments\": 1"));
-    let mut resume = parquet[..parquet.len() - 2].to_vec();
-    resume.push("--resume");
+    killed(&server, &parquet, || {
+        checkpoint_says(&checkpoint, "\"segments\": 1")
+    });
+    let resume = resumed(&parquet);
     ok(&tables(&server, &resume));
     let parts = files_in(Path::new(&lake));
     let mut keys = std::collections::BTreeSet::new();
@@ -918,20 +930,15 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         "--max-rps",
         "25",
     ];
-    let child = tables_command(&server, &import)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // Half a second into the second stretch: rows written the checkpoint doesn't
     // count, which the resumed run writes again and finds there.
-    kill_when(child, || {
+    killed(&server, &import, || {
         checkpoint_says(&checkpoint, "\"records\": 2500") && {
             std::thread::sleep(Duration::from_millis(500));
             true
         }
     });
-    let mut resume = import[..import.len() - 2].to_vec();
-    resume.push("--resume");
+    let resume = resumed(&import);
     let output = tables(&server, &resume);
     ok(&output);
     same_rows(
@@ -962,13 +969,10 @@ async fn killed_runs_finish_with_resume_every_row_once() {
         "--max-rps",
         "25",
     ];
-    let child = tables_command(&server, &copy)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    kill_when(child, || checkpoint_says(&checkpoint, "\"started\": true"));
-    let mut resume = copy[..copy.len() - 2].to_vec();
-    resume.push("--resume");
+    killed(&server, &copy, || {
+        checkpoint_says(&checkpoint, "\"started\": true")
+    });
+    let resume = resumed(&copy);
     let output = tables(&server, &resume);
     ok(&output);
     same_rows(&server.service, "Copied", &rows, "copy killed and resumed").await;
