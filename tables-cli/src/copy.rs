@@ -64,7 +64,7 @@ pub(crate) async fn copy(
     let asked = Asked {
         source: arg("source").unwrap_or_default(),
         dest: arg("dest").unwrap_or_default(),
-        other_account: arg("to-connection-string").is_some(),
+        other_account: arg("to-connection-string").is_some() || arg("to-account-url").is_some(),
         filter: arg("filter"),
         mode: arg("mode").unwrap_or_else(|| "insert".into()),
         keep_timestamp_as: arg("keep-timestamp-as"),

@@ -13,6 +13,7 @@
 //! 4 the command finished but rows were rejected (each is in the rejects file);
 //! 130 interrupted (Ctrl-C): the checkpoint is kept for `--resume`.
 
+mod account_url;
 mod checkpoint;
 mod copy;
 mod export;
@@ -38,16 +39,33 @@ pub const CONNECTION_ENV: [&str; 2] = [
     "TABLES_CONNECTION_STRING",
 ];
 
-/// Turns the connection strings of a command line into clients: the binary uses
+/// An account a command line names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Account<'a> {
+    /// None named: the environment's connection string ([`CONNECTION_ENV`]).
+    Default,
+    /// `--connection-string` (or `--to-connection-string`).
+    ConnectionString(&'a str),
+    /// `--account-url` (or `--to-account-url`): a SAS in its query signs the
+    /// requests; without one, Entra ID through the Azure CLI's sign-in (`az
+    /// login`). `ca_file` (`--ca-file`) adds a trusted root for HTTPS.
+    Url {
+        /// The account's URL, with or without a SAS.
+        url: &'a str,
+        /// A PEM file of certificates to trust besides the system's.
+        ca_file: Option<&'a str>,
+    },
+}
+
+/// Turns the accounts of a command line into clients: the binary uses
 /// [`ConnectionStrings`]; tests may hand out in-memory clients.
 pub trait Accounts: Send + Sync {
-    /// The client for `connection_string`, or for the default account (the
-    /// environment's) when `None`.
+    /// The client for `account`.
     ///
     /// # Errors
     ///
-    /// A [`Failure`] with code 2 when no account is given or the string is wrong.
-    fn connect(&self, connection_string: Option<&str>) -> Result<TableServiceClient, Failure>;
+    /// A [`Failure`] with code 2 when no account is given or what names it is wrong.
+    fn connect(&self, account: Account<'_>) -> Result<TableServiceClient, Failure>;
 }
 
 /// Connection strings as the service's SDKs read them; the default account from
@@ -56,7 +74,12 @@ pub trait Accounts: Send + Sync {
 pub struct ConnectionStrings;
 
 impl Accounts for ConnectionStrings {
-    fn connect(&self, connection_string: Option<&str>) -> Result<TableServiceClient, Failure> {
+    fn connect(&self, account: Account<'_>) -> Result<TableServiceClient, Failure> {
+        let connection_string = match account {
+            Account::Default => None,
+            Account::ConnectionString(text) => Some(text),
+            Account::Url { url, ca_file } => return account_url::connect(url, ca_file),
+        };
         let from_env = || {
             CONNECTION_ENV
                 .iter()
@@ -67,8 +90,8 @@ impl Accounts for ConnectionStrings {
             .or_else(from_env)
             .ok_or_else(|| {
                 Failure::usage(format!(
-                    "no account to talk to: give --connection-string, or set {} or {} (for \
-                     the local emulator: UseDevelopmentStorage=true)",
+                    "no account to talk to: give --connection-string or --account-url, or set \
+                     {} or {} (for the local emulator: UseDevelopmentStorage=true)",
                     CONNECTION_ENV[0], CONNECTION_ENV[1]
                 ))
             })?;
@@ -153,6 +176,21 @@ pub fn cli() -> Command {
              UseDevelopmentStorage=true); else AZURE_STORAGE_CONNECTION_STRING, else \
              TABLES_CONNECTION_STRING",
         );
+    let account_url = Arg::new("account-url")
+        .long("account-url")
+        .global(true)
+        .value_name("URL")
+        .conflicts_with("connection-string")
+        .help(
+            "the account's URL instead of a connection string: with a SAS in its query \
+             (https://acct.table.core.windows.net/?sv=...&sig=...), or without one to sign in \
+             with Entra ID through the Azure CLI (az login)",
+        );
+    let ca_file = Arg::new("ca-file")
+        .long("ca-file")
+        .global(true)
+        .value_name("PEM")
+        .help("trust the certificates in this PEM file too (an emulator's own HTTPS certificate)");
     let table = || Arg::new("table").required(true).value_name("TABLE");
     let filter = || {
         Arg::new("filter")
@@ -210,6 +248,8 @@ pub fn cli() -> Command {
         .version(env!("CARGO_PKG_VERSION"))
         .subcommand_required(true)
         .arg(connection)
+        .arg(account_url)
+        .arg(ca_file)
         .arg(
             Arg::new("quiet")
                 .long("quiet")
@@ -386,6 +426,13 @@ pub fn cli() -> Command {
                         .value_name("CS")
                         .help("the destination's account (default: the source's)"),
                 )
+                .arg(
+                    Arg::new("to-account-url")
+                        .long("to-account-url")
+                        .value_name("URL")
+                        .conflicts_with("to-connection-string")
+                        .help("the destination's account by URL (with a SAS, or Entra ID)"),
+                )
                 .arg(filter())
                 .arg(mode())
                 .arg(parallel())
@@ -416,9 +463,15 @@ pub fn cli() -> Command {
 ///
 /// The [`Failure`] to print, with its exit code.
 pub async fn run(matches: &ArgMatches, accounts: &dyn Accounts) -> Result<(), Failure> {
-    let connection = matches
-        .get_one::<String>("connection-string")
-        .map(String::as_str);
+    let ca_file = matches.get_one::<String>("ca-file").map(String::as_str);
+    let source = match (
+        matches.get_one::<String>("connection-string"),
+        matches.get_one::<String>("account-url"),
+    ) {
+        (Some(cs), _) => Account::ConnectionString(cs),
+        (None, Some(url)) => Account::Url { url, ca_file },
+        (None, None) => Account::Default,
+    };
     let quiet = matches.get_flag("quiet");
     let say = |message: String| {
         if !quiet {
@@ -434,14 +487,14 @@ pub async fn run(matches: &ArgMatches, accounts: &dyn Accounts) -> Result<(), Fa
         .flatten()
         .copied()
         .map(limit::RateLimit::per_second);
-    let connect = |cs: Option<&str>| -> Result<TableServiceClient, Failure> {
-        let service = accounts.connect(cs)?;
+    let connect = |account: Account<'_>| -> Result<TableServiceClient, Failure> {
+        let service = accounts.connect(account)?;
         Ok(match &limit {
             Some(limit) => limit::limited(&service, Arc::clone(limit)),
             None => service,
         })
     };
-    let service = connect(connection)?;
+    let service = connect(source)?;
     let progress = progress::Progress::new(quiet);
     match name {
         "ls" => {
@@ -472,9 +525,13 @@ pub async fn run(matches: &ArgMatches, accounts: &dyn Accounts) -> Result<(), Fa
         "export" => export::export(&service, args, &progress).await?,
         "import" => import::import(&service, args, &progress).await?,
         "copy" => {
-            let dest = match args.get_one::<String>("to-connection-string") {
-                Some(cs) => connect(Some(cs))?,
-                None => service.clone(),
+            let dest = match (
+                args.get_one::<String>("to-connection-string"),
+                args.get_one::<String>("to-account-url"),
+            ) {
+                (Some(cs), _) => connect(Account::ConnectionString(cs))?,
+                (None, Some(url)) => connect(Account::Url { url, ca_file })?,
+                (None, None) => service.clone(),
             };
             copy::copy(&service, &dest, args, &progress).await?;
         }

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tables_cli::{cli, run, Accounts, Failure};
+use tables_cli::{cli, run, Account, Accounts, Failure};
 use tables_client::{BulkMode, DateTime, DynamicEntity, TableServiceClient, Value};
 use tables_core::auth::DEVELOPMENT_ACCOUNT_KEY;
 use tables_server::{RunningServer, Server};
@@ -48,8 +48,12 @@ impl Mem {
 }
 
 impl Accounts for Mem {
-    fn connect(&self, cs: Option<&str>) -> Result<TableServiceClient, Failure> {
-        Ok(self.get(cs.unwrap_or("mem:a")))
+    fn connect(&self, account: Account<'_>) -> Result<TableServiceClient, Failure> {
+        match account {
+            Account::Default => Ok(self.get("mem:a")),
+            Account::ConnectionString(name) => Ok(self.get(name)),
+            Account::Url { url, .. } => Err(Failure::usage(format!("no mem account at {url}"))),
+        }
     }
 }
 
