@@ -14,6 +14,7 @@ use crate::checkpoint::{same_job, Store};
 use crate::export::interrupted;
 use crate::files::{Origin, Refusal};
 use crate::load::{mode_arg, Counts, Loader, Rejects};
+use crate::pages::Pages;
 use crate::progress::{Job, Progress};
 use crate::query::filter_arg;
 use crate::ranges::{cut, KeyRange};
@@ -201,14 +202,14 @@ async fn copy_range(
         Some(text) => Some(text.parse()?),
         None => None,
     };
+    let mut pages = Pages::new(&shared.source, source_table, spec, continuation.clone());
     loop {
-        let page = shared
-            .source
-            .engine()
-            .query(source_table, &spec, continuation.as_ref())
-            .await?;
+        let Some(page) = pages.next().await? else {
+            return Ok(());
+        };
+        let next = page.continuation.clone();
         let records: Vec<(Origin, Result<DynamicEntity, Refusal>)> = page
-            .items
+            .into_rows()?
             .into_iter()
             .map(|mut row| {
                 if let (Some(name), Some(stamp)) = (&shared.keep_timestamp_as, row.timestamp) {
@@ -224,7 +225,7 @@ async fn copy_range(
         let n = records.len() as u64;
         let loaded = shared.loader.load(records).await?;
         job.add(r, n, 0);
-        continuation = page.continuation;
+        continuation = next;
         let mut guard = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
         let (state, rejects) = &mut *guard;
         rejects.append(&loaded.rejects)?;

@@ -16,6 +16,7 @@ use tables_core::odata::encode_stored_entity;
 
 use crate::checkpoint::{same_job, Store};
 use crate::files::{remove_if_there, Compression, Format, Records, Sink};
+use crate::pages::{Pages, Rows};
 use crate::progress::{Job, Progress};
 use crate::query::{filter_arg, Columns, CsvWriter, RowWriter};
 use crate::ranges::{cut, KeyRange};
@@ -318,17 +319,17 @@ async fn export_range_parquet(
     }
     let mut held: Vec<DynamicEntity> = Vec::new();
     let mut held_bytes = 0usize;
+    let mut pages = Pages::new(&shared.service, table, spec, continuation.clone());
     loop {
-        let page = shared
-            .service
-            .engine()
-            .query(table, &spec, continuation.as_ref())
-            .await?;
-        let bytes: usize = page.items.iter().map(tables_core::size::entity_size).sum();
-        job.add(r, page.items.len() as u64, bytes as u64);
+        let Some(page) = pages.next().await? else {
+            return Ok(());
+        };
+        continuation = page.continuation.clone();
+        let items = page.into_rows()?;
+        let bytes: usize = items.iter().map(tables_core::size::entity_size).sum();
+        job.add(r, items.len() as u64, bytes as u64);
         held_bytes += bytes;
-        held.extend(page.items);
-        continuation = page.continuation;
+        held.extend(items);
         let end = continuation.is_none();
         if end || held.len() >= shared.rows_per_file || held_bytes >= PARQUET_BYTES {
             if !held.is_empty() || range.segments == 0 {
@@ -389,22 +390,47 @@ async fn export_range(
         let mut line = Vec::with_capacity(512);
         let mut last_commit = Instant::now();
         let mut uncommitted = 0u64;
+        let mut pages = Pages::as_json(&shared.service, table, spec, continuation.clone());
         loop {
-            let page = shared
-                .service
-                .engine()
-                .query(table, &spec, continuation.as_ref())
-                .await?;
+            let Some(page) = pages.next().await? else {
+                break;
+            };
             let mut bytes = 0u64;
-            for row in &page.items {
-                line.clear();
-                encode_stored_entity(row, &mut line);
-                line.push(b'\n');
-                bytes += line.len() as u64;
-                sink.write_all(&line)?;
+            let mut rows = 0u64;
+            match &page.rows {
+                // The service's JSON of each entity, as it came: a line each (an
+                // object spread over lines, which no service sends, is re-encoded).
+                Rows::Json(body) => {
+                    for object in tables_core::odata::entity_page_objects(body)? {
+                        if object.iter().any(|&b| b == b'\n' || b == b'\r') {
+                            line.clear();
+                            encode_stored_entity(
+                                &tables_core::odata::decode_entity(object)?,
+                                &mut line,
+                            );
+                            line.push(b'\n');
+                            sink.write_all(&line)?;
+                        } else {
+                            sink.write_all(object)?;
+                            sink.write_all(b"\n")?;
+                        }
+                        bytes += object.len() as u64 + 1;
+                        rows += 1;
+                    }
+                }
+                Rows::Decoded(items) => {
+                    for row in items {
+                        line.clear();
+                        encode_stored_entity(row, &mut line);
+                        line.push(b'\n');
+                        bytes += line.len() as u64;
+                        rows += 1;
+                        sink.write_all(&line)?;
+                    }
+                }
             }
-            uncommitted += page.items.len() as u64;
-            job.add(r, page.items.len() as u64, bytes);
+            uncommitted += rows;
+            job.add(r, rows, bytes);
             continuation = page.continuation;
             let end = continuation.is_none();
             if end || last_commit.elapsed() >= COMMIT_EVERY {

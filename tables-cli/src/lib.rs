@@ -21,6 +21,7 @@ mod files;
 mod import;
 mod limit;
 mod load;
+mod pages;
 mod parquet;
 mod progress;
 mod query;

@@ -99,6 +99,16 @@ impl Engine for Paced {
         self.inner.query(table, spec, continuation).await
     }
 
+    async fn query_json(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Option<tables_core::JsonPage>> {
+        self.limit.wait().await;
+        self.inner.query_json(table, spec, continuation).await
+    }
+
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
         self.limit.wait().await;
         self.inner.write(table, op).await

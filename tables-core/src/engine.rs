@@ -90,6 +90,26 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
         continuation: Option<&ContinuationToken>,
     ) -> Result<Page<DynamicEntity>>;
 
+    /// One page of a query as the service sent it (JSON, minimal metadata), for a
+    /// caller that copies rows without reading them (an export writing JSON Lines):
+    /// [`crate::odata::entity_page_objects`] splits it into the entities' JSON.
+    /// `Ok(None)` from an engine without a wire form (the mem engine) or one that
+    /// changes rows on their way up (a layer): use [`Engine::query`] then. The page
+    /// holds what [`Engine::query`] would return.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::query`].
+    async fn query_json(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation: Option<&ContinuationToken>,
+    ) -> Result<Option<JsonPage>> {
+        let _ = (table, spec, continuation);
+        Ok(None)
+    }
+
     /// Performs one write.
     ///
     /// # Errors
@@ -126,6 +146,23 @@ pub trait Engine: Send + Sync + std::fmt::Debug {
     ) -> Result<LayerReconcileReport> {
         let _ = (table, partition_key);
         Ok(LayerReconcileReport::default())
+    }
+}
+
+/// A page of a query as the service's JSON ([`Engine::query_json`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct JsonPage {
+    /// The response body: `{"value":[{entity}, ...], ...}`.
+    pub body: Vec<u8>,
+    /// The token for the next page; `None` on the last page.
+    pub continuation: Option<ContinuationToken>,
+}
+
+impl JsonPage {
+    /// A page of `body` and `continuation`.
+    pub fn new(body: Vec<u8>, continuation: Option<ContinuationToken>) -> JsonPage {
+        JsonPage { body, continuation }
     }
 }
 

@@ -35,7 +35,7 @@ pub use capabilities::{
     COSMOS_MAX_ROW_KEY_BYTES,
 };
 pub use datetime::DateTime;
-pub use engine::{Engine, LayerReconcileReport};
+pub use engine::{Engine, JsonPage, LayerReconcileReport};
 pub use entity::{DynamicEntity, ETag, EntityKey};
 pub use error::code as error_code;
 pub use error::{AuthHint, Error, ErrorKind, Origin, Result, UniqueViolation};

@@ -178,6 +178,42 @@ impl RemoteEngine {
         transport.server.dialect().unwrap_or_default()
     }
 
+    /// Sends one page of a query (its spec checked, narrowed to a SAS's key range,
+    /// its filter in the server's dialect) and returns the answer undecoded.
+    async fn query_response(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation_token: Option<&ContinuationToken>,
+    ) -> Result<Response> {
+        validate_table_name(table)?;
+        spec.validate()?;
+        let plan = tables_core::QueryPlan::of(spec.filter.as_ref());
+        let narrowed = match &self.inner.guard {
+            Some(guard) => {
+                guard.check_query(&plan)?;
+                guard.narrow(spec, &plan)
+            }
+            None => None,
+        };
+        let spec = narrowed.as_ref().unwrap_or(spec);
+        let select = spec.select.as_deref().map(select_with_system);
+        // Typed comparisons in the form the server evaluates exactly.
+        let filter = match self.filter_dialect(spec.filter.as_ref()).await {
+            FilterDialect::Typed => None,
+            dialect => spec.filter.as_ref().map(|f| f.expand(dialect)),
+        };
+        let mut req = Request::new(Method::GET, path::entities_path(table));
+        req.query = odata::entity_query_string(
+            filter.as_ref().or(spec.filter.as_ref()),
+            select.as_deref(),
+            spec.top,
+            continuation_token,
+        );
+        let op = Op::new("QueryEntities", table).partition(plan.partition_key().unwrap_or(""));
+        self.send(op, req).await
+    }
+
     /// Sends a request inside a span that follows OpenTelemetry's database client
     /// conventions. A missing table is named in the error.
     async fn send(&self, op: Op<'_>, mut request: Request) -> Result<Response> {
@@ -468,37 +504,26 @@ impl Engine for RemoteEngine {
         spec: &QuerySpec,
         continuation_token: Option<&ContinuationToken>,
     ) -> Result<Page<DynamicEntity>> {
-        validate_table_name(table)?;
-        spec.validate()?;
-        let plan = tables_core::QueryPlan::of(spec.filter.as_ref());
-        let narrowed = match &self.inner.guard {
-            Some(guard) => {
-                guard.check_query(&plan)?;
-                guard.narrow(spec, &plan)
-            }
-            None => None,
-        };
-        let spec = narrowed.as_ref().unwrap_or(spec);
-        let select = spec.select.as_deref().map(select_with_system);
-        // Typed comparisons in the form the server evaluates exactly.
-        let filter = match self.filter_dialect(spec.filter.as_ref()).await {
-            FilterDialect::Typed => None,
-            dialect => spec.filter.as_ref().map(|f| f.expand(dialect)),
-        };
-        let mut req = Request::new(Method::GET, path::entities_path(table));
-        req.query = odata::entity_query_string(
-            filter.as_ref().or(spec.filter.as_ref()),
-            select.as_deref(),
-            spec.top,
-            continuation_token,
-        );
-        let op = Op::new("QueryEntities", table).partition(plan.partition_key().unwrap_or(""));
-        let response = self.send(op, req).await?;
+        let response = self.query_response(table, spec, continuation_token).await?;
         let items = odata::decode_entity_page(&response.body)?;
         Ok(Page {
             items,
             continuation: continuation(&response),
         })
+    }
+
+    async fn query_json(
+        &self,
+        table: &str,
+        spec: &QuerySpec,
+        continuation_token: Option<&ContinuationToken>,
+    ) -> Result<Option<tables_core::JsonPage>> {
+        let response = self.query_response(table, spec, continuation_token).await?;
+        let next = continuation(&response);
+        Ok(Some(tables_core::JsonPage::new(
+            response.body.to_vec(),
+            next,
+        )))
     }
 
     async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {

@@ -362,6 +362,149 @@ pub fn decode_entity_page(json: &[u8]) -> Result<Vec<DynamicEntity>> {
     decode::page(json)
 }
 
+/// The entities of a query's page, `{"value":[<entity>...], ...}`, each as the
+/// bytes of its JSON object, not decoded: what an export copies as it came. Each
+/// reads back with [`decode_entity`].
+///
+/// ```
+/// use tables_core::odata::entity_page_objects;
+///
+/// let page = br#"{"odata.metadata":"a \"value\" {[","n":[1,{"v":2}], "value" : [ {"PartitionKey":"p","RowKey":"1"},{"PartitionKey":"p","RowKey":"2","N":"}\"]"} ]}"#;
+/// let objects = entity_page_objects(page)?;
+/// assert_eq!(objects.len(), 2);
+/// assert_eq!(objects[1], br#"{"PartitionKey":"p","RowKey":"2","N":"}\"]"}"#);
+/// assert!(entity_page_objects(br#"{"value":[{"PartitionKey":"p""#).is_err());
+/// assert!(entity_page_objects(br#"{"value":[1]}"#).is_err());
+/// # Ok::<(), tables_core::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`ErrorKind::Decode`](crate::ErrorKind::Decode) for malformed JSON, a missing
+/// `value` array, or an item that is not a JSON object.
+pub fn entity_page_objects(json: &[u8]) -> Result<Vec<&[u8]>> {
+    let bad = |why: &str| {
+        crate::Error::new(
+            crate::ErrorKind::Decode,
+            format!("a page of entities is not the JSON the service sends: {why}"),
+        )
+    };
+    // The top-level object's members, strings skipped as wholes, until the key
+    // "value"; then each item of its array, cut at the brace that closes it. A scan,
+    // not a parse: the bytes are copied as they are, and `decode_entity` reads them.
+    let mut at = skip_space(json, 0);
+    if json.get(at) != Some(&b'{') {
+        return Err(bad("not an object"));
+    }
+    at += 1;
+    loop {
+        at = skip_space(json, at);
+        match json.get(at) {
+            Some(b'"') => {}
+            _ => return Err(bad("no \"value\" array")),
+        }
+        let key_end = string_end(json, at).ok_or_else(|| bad("an unterminated string"))?;
+        let key = &json[at + 1..key_end - 1];
+        at = skip_space(json, key_end);
+        if json.get(at) != Some(&b':') {
+            return Err(bad("a member without a value"));
+        }
+        at = skip_space(json, at + 1);
+        if key == b"value" {
+            break;
+        }
+        at = value_end(json, at).ok_or_else(|| bad("a malformed member"))?;
+        at = skip_space(json, at);
+        if json.get(at) == Some(&b',') {
+            at += 1;
+        }
+    }
+    if json.get(at) != Some(&b'[') {
+        return Err(bad("\"value\" is not an array"));
+    }
+    at += 1;
+    let mut objects = Vec::new();
+    loop {
+        at = skip_space(json, at);
+        match json.get(at) {
+            Some(b']') => return Ok(objects),
+            Some(b'{') => {
+                let end = value_end(json, at).ok_or_else(|| bad("an unterminated entity"))?;
+                objects.push(&json[at..end]);
+                at = skip_space(json, end);
+                match json.get(at) {
+                    Some(b',') => at += 1,
+                    Some(b']') => return Ok(objects),
+                    _ => return Err(bad("entities not separated by commas")),
+                }
+            }
+            _ => {
+                return Err(bad(&format!(
+                    "item {} of \"value\" is not an object",
+                    objects.len()
+                )))
+            }
+        }
+    }
+}
+
+fn skip_space(json: &[u8], mut at: usize) -> usize {
+    while json.get(at).is_some_and(u8::is_ascii_whitespace) {
+        at += 1;
+    }
+    at
+}
+
+/// The end (exclusive) of the string starting at `at` (its opening quote).
+fn string_end(json: &[u8], at: usize) -> Option<usize> {
+    let mut i = at + 1;
+    loop {
+        match *json.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The end (exclusive) of the value starting at `at`: a string, an object or array
+/// (to its matching close, strings skipped), or a scalar (to the next delimiter).
+fn value_end(json: &[u8], at: usize) -> Option<usize> {
+    match *json.get(at)? {
+        b'"' => string_end(json, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match *json.get(i)? {
+                    b'"' => {
+                        i = string_end(json, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let rest = &json[at..];
+            Some(
+                at + rest
+                    .iter()
+                    .position(|b| matches!(b, b',' | b'}' | b']'))
+                    .unwrap_or(rest.len()),
+            )
+        }
+    }
+}
+
 /// Reads a page of a table listing, `{"value":[{"TableName":"t"},...]}`, into the
 /// names. Other keys are ignored.
 ///

@@ -17,7 +17,8 @@ mod url;
 
 pub use entity::{
     create_table_body, decode_entity, decode_entity_page, decode_request_entity,
-    decode_table_names, encode_entity, encode_stored_entity, entity_to_json, RequestEntity,
+    decode_table_names, encode_entity, encode_stored_entity, entity_page_objects, entity_to_json,
+    RequestEntity,
 };
 pub use error::{parse_error_body, service_error, split_batch_index, ServiceError};
 pub use path::{entity_path, table_resource_path};
