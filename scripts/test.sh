@@ -61,7 +61,7 @@ TEST_TIMEOUT="${TABLES_TEST_TIMEOUT:-1200}"
 TEST_JOBS="${TABLES_TEST_JOBS:-4}"
 # The test binaries that take longest, started first (the others follow in cargo's
 # order).
-SLOWEST_TESTS="ui_build,ui,typed_upkeep_faults,typed_moves,typed_bulk,bulk_memory,typed_wide,typed_writes,typed_large,typed_repair,server_vs_azurite,tables_server,stream_memory"
+SLOWEST_TESTS="ui_build,typed_upkeep_faults,typed_moves,typed_bulk,bulk_memory,typed_wide,typed_writes,typed_large,typed_repair,server_vs_azurite,tables_server,stream_memory"
 # The typed matrix binaries whose Azurite and server tests run as shards of their
 # own, beside the rest of the binary (each shard waits on one server process).
 SPLIT_TESTS="typed_upkeep_faults,typed_moves,typed_bulk,typed_wide,typed_writes,typed_repair"
