@@ -291,3 +291,39 @@ fn json_array_rows(text: &str) -> usize {
         .collect();
     rows.len()
 }
+
+/// The remote engine behind a client hands a page as the service's JSON (what a
+/// JSON Lines export copies), through the shared pointer the client holds it by.
+#[tokio::test]
+async fn the_remote_engine_hands_pages_as_json() {
+    let account = account().await;
+    account.service.create_table("Raw").await.unwrap();
+    let row = DynamicEntity::new("p", "r").with("N", 1);
+    account
+        .service
+        .engine()
+        .write("Raw", &WriteOp::Insert(row))
+        .await
+        .unwrap();
+    let page = account
+        .service
+        .engine()
+        .query_json("Raw", &tables_client::QuerySpec::new(), None)
+        .await
+        .unwrap()
+        .expect("the remote engine has the wire form");
+    let objects = tables_core::odata::entity_page_objects(&page.body).unwrap();
+    assert_eq!(objects.len(), 1);
+    assert_eq!(
+        tables_core::odata::decode_entity(objects[0])
+            .unwrap()
+            .get("N"),
+        Some(&tables_client::Value::Int32(1))
+    );
+    assert!(TableServiceClient::in_memory()
+        .engine()
+        .query_json("Raw", &tables_client::QuerySpec::new(), None)
+        .await
+        .unwrap()
+        .is_none());
+}

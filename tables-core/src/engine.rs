@@ -231,6 +231,15 @@ macro_rules! forward_engine {
                 (**self).query(table, spec, continuation).await
             }
 
+            async fn query_json(
+                &self,
+                table: &str,
+                spec: &QuerySpec,
+                continuation: Option<&ContinuationToken>,
+            ) -> Result<Option<JsonPage>> {
+                (**self).query_json(table, spec, continuation).await
+            }
+
             async fn write(&self, table: &str, op: &WriteOp) -> Result<WriteOutcome> {
                 (**self).write(table, op).await
             }
