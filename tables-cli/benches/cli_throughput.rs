@@ -20,7 +20,8 @@
 //!
 //! Knobs: `TABLES_BENCH_ROWS` (default 1,000,000), `TABLES_BENCH_PY_ROWS` (rows the
 //! Python batch loop writes, default 100,000: it is the slow one),
-//! `TABLES_BENCH_PYTHON=0` (skip the Python SDK). The server and the
+//! `TABLES_BENCH_ROUNDS` (times each read is measured, default 3: the median is
+//! reported), `TABLES_BENCH_PYTHON=0` (skip the Python SDK). The server and the
 //! clients share the machine's cores. Linux only (it reads `/proc`).
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)] // a bench
@@ -36,6 +37,13 @@ use tables_core::auth::{
 };
 use tables_core::odata::encode_stored_entity;
 use tables_tests::server::{bench_row, binary, spawn_child};
+
+/// The median of `runs` (seconds) and the spread, "fastest-slowest s".
+fn median(runs: &mut [f64]) -> (f64, String) {
+    runs.sort_by(f64::total_cmp);
+    let spread = format!("{:.2}-{:.2} s", runs[0], runs[runs.len() - 1]);
+    (runs[runs.len() / 2], spread)
+}
 
 fn rows_knob(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -156,6 +164,7 @@ fn python_sdk(args: &[&str]) -> Option<(usize, f64)> {
 async fn main() {
     let rows = rows_knob("TABLES_BENCH_ROWS", 1_000_000);
     let py_rows = rows_knob("TABLES_BENCH_PY_ROWS", 100_000);
+    let rounds = rows_knob("TABLES_BENCH_ROUNDS", 3).max(1);
     let Some(server_binary) = binary("release") else {
         println!("build the server first: cargo build --release -p tables-server");
         return;
@@ -208,8 +217,12 @@ async fn main() {
         import_kib / 1024
     );
 
+    // Each read is measured `rounds` times, the three kinds taking turns (so a
+    // round's state of the machine, the page cache or the server's heap, is shared
+    // by all three), and the median reported with the spread.
     let export = |workers: &str| {
         let dir: PathBuf = work.path().join(format!("out{workers}"));
+        let _ = std::fs::remove_dir_all(&dir);
         timed(&mut tables(&[
             "export",
             "Bench",
@@ -219,22 +232,36 @@ async fn main() {
             workers,
         ]))
     };
-    let (export1_s, export1_kib) = export("1");
-    let (export4_s, export4_kib) = export("4");
+    let (mut export1_runs, mut export4_runs, mut raw_runs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut export1_kib, mut export4_kib, mut raw_bytes) = (0, 0, 0);
+    for _ in 0..rounds {
+        let (s, kib) = export("1");
+        export1_runs.push(s);
+        export1_kib = export1_kib.max(kib);
+        let (s, kib) = export("4");
+        export4_runs.push(s);
+        export4_kib = export4_kib.max(kib);
+        let (s, bytes) = raw_loop(&url, "Bench").await;
+        raw_runs.push(s);
+        raw_bytes = bytes;
+    }
+    let (export1_s, export1_spread) = median(&mut export1_runs);
+    let (export4_s, export4_spread) = median(&mut export4_runs);
+    let (raw_s, raw_spread) = median(&mut raw_runs);
     let export1 = rate(rows, export1_s);
     let export4 = rate(rows, export4_s);
+    let raw = rate(rows, raw_s);
+    println!("reads, the median of {rounds} rounds (fastest-slowest run):");
     println!(
-        "tables export (--parallel 1):   {export1:>10.0} rows/s  ({export1_s:.1} s, peak RSS {} MiB)",
+        "tables export (--parallel 1):   {export1:>10.0} rows/s  ({export1_s:.2} s, {export1_spread}, peak RSS {} MiB)",
         export1_kib / 1024
     );
     println!(
-        "tables export (--parallel 4):   {export4:>10.0} rows/s  ({export4_s:.1} s, peak RSS {} MiB)",
+        "tables export (--parallel 4):   {export4:>10.0} rows/s  ({export4_s:.2} s, {export4_spread}, peak RSS {} MiB)",
         export4_kib / 1024
     );
-    let (raw_s, raw_bytes) = raw_loop(&url, "Bench").await;
-    let raw = rate(rows, raw_s);
     println!(
-        "raw page loop (1 at a time):    {raw:>10.0} rows/s  ({raw_s:.1} s, {} MiB fetched)",
+        "raw page loop (1 at a time):    {raw:>10.0} rows/s  ({raw_s:.2} s, {raw_spread}, {} MiB fetched)",
         raw_bytes >> 20
     );
     println!(

@@ -401,8 +401,11 @@ async fn export_range(
                 // The service's JSON of each entity, as it came: a line each (an
                 // object spread over lines, which no service sends, is re-encoded).
                 Rows::Json(body) => {
+                    // A raw line break can only be space between tokens (JSON
+                    // escapes it in strings): one search of the page finds any.
+                    let spread = memchr::memchr2(b'\n', b'\r', body).is_some();
                     for object in tables_core::odata::entity_page_objects(body)? {
-                        if object.iter().any(|&b| b == b'\n' || b == b'\r') {
+                        if spread && object.iter().any(|&b| b == b'\n' || b == b'\r') {
                             line.clear();
                             encode_stored_entity(
                                 &tables_core::odata::decode_entity(object)?,

@@ -457,50 +457,72 @@ fn skip_space(json: &[u8], mut at: usize) -> usize {
 
 /// The end (exclusive) of the string starting at `at` (its opening quote).
 fn string_end(json: &[u8], at: usize) -> Option<usize> {
+    // Jumps from one quote or backslash to the next (memchr looks at many bytes at
+    // once): a backslash escapes the byte after it, a quote ends the string.
     let mut i = at + 1;
     loop {
-        match *json.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+        i += memchr::memchr2(b'"', b'\\', json.get(i..)?)?;
+        if json[i] == b'"' {
+            return Some(i + 1);
         }
+        i += 2;
     }
 }
 
 /// The end (exclusive) of the value starting at `at`: a string, an object or array
 /// (to its matching close, strings skipped), or a scalar (to the next delimiter).
 fn value_end(json: &[u8], at: usize) -> Option<usize> {
-    match *json.get(at)? {
-        b'"' => string_end(json, at),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut i = at;
-            loop {
-                match *json.get(i)? {
-                    b'"' => {
-                        i = string_end(json, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
+    let (open, close) = match *json.get(at)? {
+        b'"' => return string_end(json, at),
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
         _ => {
             let rest = &json[at..];
-            Some(
+            return Some(
                 at + rest
                     .iter()
                     .position(|b| matches!(b, b',' | b'}' | b']'))
                     .unwrap_or(rest.len()),
-            )
+            );
+        }
+    };
+    // Only the value's own kind of bracket is counted: in well-formed JSON the other
+    // kind nests inside it in pairs, so it can't close it. One pass over the quotes
+    // (memchr finds each many bytes at a time: the quote is the page's most frequent
+    // byte of note); brackets are looked for only in the short stretches between
+    // strings.
+    let mut depth = 0usize;
+    let mut quotes = memchr::memchr_iter(b'"', &json[at..]).map(|q| q + at);
+    let mut outside = at;
+    loop {
+        let opening = quotes.next();
+        for (i, &b) in json[outside..opening.unwrap_or(json.len())]
+            .iter()
+            .enumerate()
+        {
+            if b == open {
+                depth += 1;
+            } else if b == close {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(outside + i + 1);
+                }
+            }
+        }
+        let opening = opening?;
+        // The string's closing quote: the first not escaped, that is not after an
+        // odd run of backslashes inside the string.
+        loop {
+            let quote = quotes.next()?;
+            let backslashes = json[opening + 1..quote]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                outside = quote + 1;
+                break;
+            }
         }
     }
 }
@@ -733,5 +755,53 @@ mod tests {
             );
         }
         assert_eq!(create_table_body("my\"t"), r#"{"TableName":"my\"t"}"#);
+    }
+
+    proptest::proptest! {
+        /// The scan cuts each entity exactly where a JSON parser does, whatever the
+        /// strings hold: quotes, backslashes (one ending a string), braces and
+        /// brackets, line breaks as space between tokens, and arrays and objects in
+        /// the page's other members.
+        #[test]
+        fn page_objects_are_cut_where_a_parser_cuts_them(
+            texts in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::sample::select(vec!["a", "\"", "\\", "{", "}", "[", "]", ",", ":", " ", "\n", "é"]),
+                    0..12,
+                ),
+                1..6,
+            ),
+            space in proptest::sample::select(vec!["", " ", "\n", "\r\n\t"]),
+        ) {
+            let texts: Vec<String> = texts.into_iter().map(|t| t.concat()).collect();
+            let entities: Vec<serde_json::Value> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    serde_json::json!({
+                        "PartitionKey": t, "RowKey": i.to_string(),
+                        "Nested": {"list": [t, {"deeper": [t]}]}, "N": 1.5
+                    })
+                })
+                .collect();
+            let items: Vec<String> = entities.iter().map(|e| {
+                if space.is_empty() {
+                    serde_json::to_string(e).unwrap()
+                } else {
+                    serde_json::to_string_pretty(e).unwrap()
+                }
+            }).collect();
+            let page = format!(
+                "{space}{{{space}\"odata.metadata\":{space}{}{space},\"x\":[{{\"value\":[1]}},\"]}}\"],{space}\"value\"{space}:{space}[{space}{}{space}]{space}}}",
+                serde_json::to_string(&texts).unwrap(),
+                items.join(&format!("{space},{space}")),
+            );
+            let objects = entity_page_objects(page.as_bytes()).unwrap();
+            proptest::prop_assert_eq!(objects.len(), entities.len());
+            for (object, entity) in objects.iter().zip(&entities) {
+                let read: serde_json::Value = serde_json::from_slice(object).unwrap();
+                proptest::prop_assert_eq!(&read, entity);
+            }
+        }
     }
 }
