@@ -4,7 +4,8 @@
 #   scripts/test.sh
 #
 # Steps: rustfmt check, clippy (-D warnings; also core and client without their
-# optional field-type features), install the pinned Azurite from npm
+# optional field-type features), and meanwhile, in the background, install the
+# pinned Azurite from npm
 # (tools/azurite/package-lock.json), the pinned Azure Tables JS SDK
 # (tools/js-sdk/package-lock.json, for the interop test), the Python SDK
 # (tools/py-sdk, pinned with hashes) and the legacy clients (tools/js-legacy:
@@ -176,6 +177,7 @@ cleanup() {
     # still runs this trap: only the script itself may clean up.
     [ "$BASHPID" = "$$" ] || exit "$rc"
     trap - EXIT INT TERM
+    stop_installs
     stop_azurite
     stop_server
     if [ "$FAILED" -ne 0 ] || [ "$rc" -ne 0 ] || [ "$KEEP_WORK_DIR" -ne 0 ]; then
@@ -195,6 +197,66 @@ cleanup() {
 trap cleanup EXIT
 trap 'printf "\ninterrupted\n" >&2; exit 130' INT
 trap 'printf "\nterminated\n" >&2; exit 143' TERM
+
+# ---------------------------------------------------------------------------
+# Installs in the background: Azurite, the SDKs and tmux wait on the network and the
+# disk, the clippy steps on the CPU, so they run side by side. Each install's
+# output and result are kept and shown (and recorded) when the run needs it.
+
+INSTALLS="azurite js_sdk py_sdk legacy_clients tmux"
+INSTALLS_PID=""
+
+start_installs() {
+    mkdir -p "$WORK_DIR/installs" || return 1
+    (
+        for what in $INSTALLS; do
+            start=$SECONDS
+            rc=0
+            "install_$what" >"$WORK_DIR/installs/$what.log" 2>&1 </dev/null || rc=$?
+            echo "$rc $((SECONDS - start))" >"$WORK_DIR/installs/$what.rc"
+        done
+    ) &
+    INSTALLS_PID=$!
+}
+
+stop_installs() {
+    [ -n "$INSTALLS_PID" ] || return 0
+    # The installs run in a subshell: stop the command it runs too.
+    pkill -TERM -P "$INSTALLS_PID" 2>/dev/null
+    stop_pid "$INSTALLS_PID"
+    INSTALLS_PID=""
+}
+
+# finish_install <what>: waits for that background install, prints its output and
+# exits with its status; sets INSTALL_TOOK (its seconds).
+finish_install() {
+    local what="$1" result="$WORK_DIR/installs/$1.rc" rc
+    INSTALL_TOOK=0
+    while [ ! -f "$result" ]; do
+        if ! kill -0 "$INSTALLS_PID" 2>/dev/null && [ ! -f "$result" ]; then
+            echo "the background installs stopped before install_$what finished" >&2
+            return 1
+        fi
+        sleep 0.2
+    done
+    cat "$WORK_DIR/installs/$what.log"
+    read -r rc INSTALL_TOOK <"$result"
+    return "$rc"
+}
+
+# install_step <name> <what>: as `step`, for a background install.
+install_step() {
+    local name="$1" rc=0
+    say "$name (installed in the background)"
+    finish_install "$2" || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        record PASS "$name" "$INSTALL_TOOK"
+    else
+        printf '\n--- step "%s" failed (exit %s) after %ss\n' "$name" "$rc" "$INSTALL_TOOK" >&2
+        record FAIL "$name" "$INSTALL_TOOK"
+    fi
+    return "$rc"
+}
 
 # ---------------------------------------------------------------------------
 # Azurite
@@ -542,6 +604,7 @@ printf 'work dir: %s\n' "$WORK_DIR"
 # Every locked crate, for every platform (the msrv test reads their metadata offline;
 # a build downloads only this platform's).
 step "fetch the locked crates" cargo fetch --locked
+start_installs
 step "rustfmt check" cargo fmt --all -- --check
 step "clippy -D warnings" cargo clippy --workspace --all-targets -- -D warnings
 # The workspace build above turns on every optional field type (the tests crate asks
@@ -552,10 +615,9 @@ step "check without optional features" cargo clippy -p tables-core -p tables-cli
 unset TABLES_TEST_AZURITE_URL TABLES_TEST_AZURITE_BLOB_URL
 AZURITE_PORT=""
 AZURITE_BLOB_PORT=""
-say "install Azurite (tools/azurite, pinned by package-lock.json)"
-start=$SECONDS
-if install_azurite </dev/null; then
-    record PASS "install Azurite" "$((SECONDS - start))"
+say "install Azurite (tools/azurite, pinned by package-lock.json; in the background)"
+if finish_install azurite; then
+    record PASS "install Azurite" "$INSTALL_TOOK"
     say "start Azurite"
     start=$SECONDS
     if start_azurite; then
@@ -568,7 +630,7 @@ if install_azurite </dev/null; then
         azurite_trouble "start Azurite" "$((SECONDS - start))" "Azurite failed to start"
     fi
 else
-    azurite_trouble "install Azurite" "$((SECONDS - start))" "Azurite could not be installed from npm"
+    azurite_trouble "install Azurite" "$INSTALL_TOOK" "Azurite could not be installed from npm"
 fi
 
 # tables-server: build, start.
@@ -600,10 +662,10 @@ if [ -n "$SERVER_BIN" ]; then
     SERVER_PID="$main_pid"
 fi
 
-step "install the JS SDK" install_js_sdk
-step "install the Python SDK" install_py_sdk
-step "install the legacy clients" install_legacy_clients
-step "install tmux" install_tmux
+install_step "install the JS SDK" js_sdk
+install_step "install the Python SDK" py_sdk
+install_step "install the legacy clients" legacy_clients
+install_step "install tmux" tmux
 # The test binaries are built first, then run side by side (TABLES_TEST_JOBS at a
 # time): most of them wait on the servers, not on the CPU. The longest start first.
 # The server's request parsers are fuzzed with 100,000 cases here, a million under
