@@ -216,8 +216,8 @@ impl WriteOp {
         match self {
             WriteOp::Delete { key, .. } => {
                 4 + 2
-                    * (key.partition_key.encode_utf16().count()
-                        + key.row_key.encode_utf16().count())
+                    * (crate::size::utf16_units(&key.partition_key)
+                        + crate::size::utf16_units(&key.row_key))
             }
             _ => self.entity().map_or(0, entity_size),
         }

@@ -178,7 +178,7 @@ fn entry_row(
             format!("can't encode the members of index entity {key}: {e}"),
         )
     })?;
-    let bytes = 2 * list.encode_utf16().count();
+    let bytes = 2 * tables_core::size::utf16_units(&list);
     let mut row = DynamicEntity::new(key.partition_key.clone(), key.row_key.clone());
     row.insert(ENTITY_TYPE_PROPERTY, entry_type);
     if bytes > MAX_LIST_BYTES {

@@ -437,7 +437,7 @@ pub fn encode_json<T: serde::Serialize>(
     if text == "null" {
         return Ok(None);
     }
-    let size = text.encode_utf16().count() * 2;
+    let size = crate::size::utf16_units(&text) * 2;
     if size > MAX_PROPERTY_VALUE_BYTES {
         return Err(Error::new(
             ErrorKind::PropertyValueTooLarge,
