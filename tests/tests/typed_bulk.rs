@@ -698,9 +698,43 @@ async fn raw_rows_load_in_every_mode(backend: Backend) -> Result<()> {
     Ok(())
 }
 
+/// Chunks keep under the engine's batch limit in bytes as well as in operations:
+/// 150 rows of 60 KB (as UTF-16) in one partition are 9 MB, so on Azure's 4 MiB and
+/// on Cosmos DB's 2 MB a chunk holds far fewer than 100; every chunk is accepted.
+async fn large_rows_chunk_under_the_batch_byte_limit(backend: Backend) -> Result<()> {
+    let service = backend.service();
+    service.create_table("BulkLarge").await?;
+    let limit = service.engine().capabilities().max_batch_bytes;
+    let report = service
+        .bulk_writer::<DynamicEntity>("BulkLarge")
+        .write_all((0..150).map(|i| {
+            DynamicEntity::new("large", format!("{i:03}")).with("Blob", "y".repeat(30_000))
+        }))
+        .await?;
+    assert!(
+        report.is_complete(),
+        "a chunk was refused (batch limit {limit} bytes): {:?}",
+        report.failed().collect::<Vec<_>>()
+    );
+    assert!(report.chunks.len() > 1);
+    for chunk in &report.chunks {
+        assert!(
+            chunk.items.len() * 60_000 < limit,
+            "a chunk of {} rows of 60 KB is over the {limit} bytes the engine takes",
+            chunk.items.len()
+        );
+    }
+    assert_eq!(
+        partition_rows(&service, "BulkLarge", "large").await.len(),
+        150
+    );
+    Ok(())
+}
+
 tables_tests::typed_matrix!(
     runtime: #[tokio::test(flavor = "multi_thread", worker_threads = 4)];
     raw_rows_load_in_every_mode,
+    large_rows_chunk_under_the_batch_byte_limit,
     thousands_of_items_chunk_at_100_operations,
     chunk_sizes_follow_operation_counts,
     a_failing_chunk_leaves_the_others_written,
