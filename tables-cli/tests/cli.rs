@@ -292,8 +292,9 @@ fn json_array_rows(text: &str) -> usize {
     rows.len()
 }
 
-/// The remote engine behind a client hands a page as the service's JSON (what a
-/// JSON Lines export copies), through the shared pointer the client holds it by.
+/// The remote engine hands a page as the service's JSON (what a JSON Lines export
+/// copies), also behind the pointers an engine is shared or boxed by: a client
+/// built over an `Arc` or a `Box` of it reaches it through their forwarding impls.
 #[tokio::test]
 async fn the_remote_engine_hands_pages_as_json() {
     let account = account().await;
@@ -305,21 +306,35 @@ async fn the_remote_engine_hands_pages_as_json() {
         .write("Raw", &WriteOp::Insert(row))
         .await
         .unwrap();
-    let page = account
-        .service
-        .engine()
-        .query_json("Raw", &tables_client::QuerySpec::new(), None)
-        .await
-        .unwrap()
-        .expect("the remote engine has the wire form");
-    let objects = tables_core::odata::entity_page_objects(&page.body).unwrap();
-    assert_eq!(objects.len(), 1);
-    assert_eq!(
-        tables_core::odata::decode_entity(objects[0])
+    let remote = std::sync::Arc::clone(account.service.engine());
+    let clients = [
+        ("the client", account.service.clone()),
+        (
+            "an Arc",
+            TableServiceClient::new(std::sync::Arc::clone(&remote)),
+        ),
+        (
+            "a Box",
+            TableServiceClient::new(Box::new(std::sync::Arc::clone(&remote))),
+        ),
+    ];
+    for (through, client) in clients {
+        let page = client
+            .engine()
+            .query_json("Raw", &tables_client::QuerySpec::new(), None)
+            .await
             .unwrap()
-            .get("N"),
-        Some(&tables_client::Value::Int32(1))
-    );
+            .unwrap_or_else(|| panic!("through {through}: no wire form"));
+        let objects = tables_core::odata::entity_page_objects(&page.body).unwrap();
+        assert_eq!(objects.len(), 1, "through {through}");
+        assert_eq!(
+            tables_core::odata::decode_entity(objects[0])
+                .unwrap()
+                .get("N"),
+            Some(&tables_client::Value::Int32(1)),
+            "through {through}"
+        );
+    }
     assert!(TableServiceClient::in_memory()
         .engine()
         .query_json("Raw", &tables_client::QuerySpec::new(), None)
