@@ -25,6 +25,7 @@ mod query;
 pub mod sealed;
 pub mod service;
 pub mod size;
+mod utf16;
 mod value;
 pub mod wide;
 mod write;

@@ -13,6 +13,7 @@ use crate::key::{validate_partition_key, validate_row_key};
 use crate::value::Value;
 
 pub use crate::key::MAX_KEY_BYTES;
+pub use crate::utf16::utf16_units;
 /// Largest string (as UTF-16) or binary property value, in bytes.
 pub const MAX_PROPERTY_VALUE_BYTES: usize = 64 * 1024;
 /// Most user properties on one entity (plus the 3 system properties: 255).
@@ -27,43 +28,6 @@ const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
 
 fn utf16_bytes(text: &str) -> usize {
     2 * utf16_units(text)
-}
-
-/// How many UTF-16 code units `text` is, the unit the service measures keys and
-/// strings in: one per character, two for a character outside the Basic
-/// Multilingual Plane.
-///
-/// Counted from the UTF-8 bytes, eight at a time: a byte that doesn't continue a
-/// character (`10xxxxxx`) starts one, and one from `0xF0` starts a four-byte
-/// character, two units. Every size check of every write runs it, over whole
-/// property values: decoding each character (`encode_utf16().count()`) was most of
-/// a wide entity's validation in a build without optimizations.
-///
-/// ```
-/// use tables_core::size::utf16_units;
-///
-/// assert_eq!(utf16_units("héllo"), 5);
-/// assert_eq!(utf16_units("a😀"), 3);
-/// assert_eq!(utf16_units(""), 0);
-/// ```
-pub fn utf16_units(text: &str) -> usize {
-    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-    let bytes = text.as_bytes();
-    let whole = bytes.len() / 8 * 8;
-    let (mut continuing, mut four_byte) = (0usize, 0usize);
-    let mut word = [0u8; 8];
-    for chunk in bytes[..whole].chunks_exact(8) {
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // Bit 7 of each byte after shifting left by k is that byte's bit 7 - k.
-        continuing += (w & !(w << 1) & HIGH_BITS).count_ones() as usize;
-        four_byte += (w & (w << 1) & (w << 2) & (w << 3) & HIGH_BITS).count_ones() as usize;
-    }
-    for &b in &bytes[whole..] {
-        continuing += usize::from(b & 0xC0 == 0x80);
-        four_byte += usize::from(b >= 0xF0);
-    }
-    bytes.len() - continuing + four_byte
 }
 
 /// The service's size estimate of one property value, in bytes.

@@ -146,7 +146,7 @@ fn check_key(which: &str, key: &str) -> Result<()> {
         )
         .with_property(which));
     }
-    let units = crate::size::utf16_units(key);
+    let units = crate::utf16::utf16_units(key);
     if units > MAX_KEY_UTF16_UNITS {
         return Err(Error::new(
             ErrorKind::InvalidKey,
