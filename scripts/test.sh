@@ -112,14 +112,17 @@ step() { # step <name> <command...>: runs the command, records the result
     say "$name: $*"
     local start=$SECONDS rc=0
     "$@" </dev/null || rc=$?
-    local took=$((SECONDS - start))
-    if [ "$rc" -eq 0 ]; then
-        record PASS "$name" "$took"
+    step_result "$name" "$rc" "$((SECONDS - start))"
+}
+
+step_result() { # step_result <name> <exit status> <seconds>: records it, returns the status
+    if [ "$2" -eq 0 ]; then
+        record PASS "$1" "$3"
     else
-        printf '\n--- step "%s" failed (exit %s) after %ss\n' "$name" "$rc" "$took" >&2
-        record FAIL "$name" "$took"
+        printf '\n--- step "%s" failed (exit %s) after %ss\n' "$1" "$2" "$3" >&2
+        record FAIL "$1" "$3"
     fi
-    return "$rc"
+    return "$2"
 }
 
 # Azurite trouble: a failure under CI, a loud warning elsewhere.
@@ -249,13 +252,7 @@ install_step() {
     local name="$1" rc=0
     say "$name (installed in the background)"
     finish_install "$2" || rc=$?
-    if [ "$rc" -eq 0 ]; then
-        record PASS "$name" "$INSTALL_TOOK"
-    else
-        printf '\n--- step "%s" failed (exit %s) after %ss\n' "$name" "$rc" "$INSTALL_TOOK" >&2
-        record FAIL "$name" "$INSTALL_TOOK"
-    fi
-    return "$rc"
+    step_result "$name" "$rc" "$INSTALL_TOOK"
 }
 
 # ---------------------------------------------------------------------------
