@@ -18,6 +18,7 @@ use tables_core::{
     ContinuationToken, DynamicEntity, Error, ErrorKind, Origin, Page, QueryPlan, QuerySpec, Result,
 };
 
+use tables_core::filter::PartitionBounds;
 use tables_core::key::cmp_ordinal;
 
 use crate::key::RowId;
@@ -59,6 +60,26 @@ fn plan_start(plan: &QueryPlan) -> Option<Start<'_>> {
     }
 }
 
+/// For a table scan, the bounds the filter puts on PartitionKeys (`PartitionKey ge
+/// 'a' and PartitionKey lt 'm'`): the scan starts at the lower one and stops past
+/// the upper one, as the service reads a range of partitions, instead of visiting
+/// the whole table. Narrower plans bound the scan themselves.
+fn table_scan_bounds(spec: &QuerySpec, plan: &QueryPlan) -> PartitionBounds {
+    match (plan, &spec.filter) {
+        (QueryPlan::TableScan, Some(filter)) => filter.partition_key_bounds(),
+        _ => PartitionBounds::default(),
+    }
+}
+
+/// The first key a PartitionKey lower bound admits: the bound's partition from its
+/// least RowKey (an exclusive bound's own partition is then skipped by the filter).
+fn bounds_start(bounds: &PartitionBounds) -> Option<Start<'_>> {
+    bounds.lower.as_ref().map(|bound| Start {
+        key: (&bound.key, ""),
+        inclusive: true,
+    })
+}
+
 /// The later of the plan's start and a continuation token's key (`>=`).
 fn resume_at<'a>(start: Option<Start<'a>>, token: (&'a str, &'a str)) -> Start<'a> {
     let token = Start {
@@ -93,7 +114,8 @@ pub(crate) fn query_page(
     resume: Option<(&str, &str)>,
     rules: PageRules,
 ) -> Page<DynamicEntity> {
-    let mut start = plan_start(plan);
+    let partitions = table_scan_bounds(spec, plan);
+    let mut start = plan_start(plan).or_else(|| bounds_start(&partitions));
     if let Some(token) = resume {
         start = Some(resume_at(start, token));
     }
@@ -125,7 +147,7 @@ pub(crate) fn query_page(
         .map(|(_, entity)| entity)
     {
         let (partition_key, row_key) = (&entity.partition_key, &entity.row_key);
-        if !plan.contains(partition_key, row_key) {
+        if !plan.contains(partition_key, row_key) || partitions.is_past(partition_key) {
             break;
         }
         let next = || {
@@ -178,14 +200,18 @@ pub(crate) fn query_page_unordered(
     seed: u64,
 ) -> Result<Page<DynamicEntity>> {
     let resume = continuation.map(unordered_position).transpose()?;
-    let lower = match plan_start(plan) {
+    let partitions = table_scan_bounds(spec, plan);
+    let lower = match plan_start(plan).or_else(|| bounds_start(&partitions)) {
         Some(start) => Bound::Included(RowId::new(start.key.0, start.key.1)),
         None => Bound::Unbounded,
     };
     let mut matching: Vec<(u64, &DynamicEntity)> = rows
         .range((lower, Bound::Unbounded))
         .map(|(_, entity)| entity)
-        .take_while(|entity| plan.contains(&entity.partition_key, &entity.row_key))
+        .take_while(|entity| {
+            plan.contains(&entity.partition_key, &entity.row_key)
+                && !partitions.is_past(&entity.partition_key)
+        })
         .filter(|entity| spec.filter.as_ref().is_none_or(|f| f.matches(entity)))
         .map(|entity| {
             (

@@ -273,6 +273,7 @@ macro_rules! __for_each_scenario {
             paging::paging_2500_rows_at_page_size_1000,
             paging::paging_default_page_is_at_most_1000,
             paging::paging_sparse_filter_across_pages,
+            paging::paging_partition_key_ranges,
             paging::paging_empty_table,
             paging::paging_resume_after_writes_does_not_repeat,
             paging::paging_resume_after_deletes,

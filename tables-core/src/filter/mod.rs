@@ -26,7 +26,7 @@ mod render;
 pub use ast::{CmpOp, Filter, ReadComparison, UncheckedFilter};
 pub use build::{col, Column};
 pub(crate) use build::{PARTITION_KEY, ROW_KEY};
-pub use plan::{KeyBound, QueryPlan};
+pub use plan::{KeyBound, PartitionBounds, QueryPlan};
 pub use reads::{FilterDialect, Reads};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -42,6 +42,86 @@ impl KeyBound {
     }
 }
 
+/// Bounds on the PartitionKeys a filter can match: a superset, like a plan
+/// ([`Filter::partition_key_bounds`]). A table scan whose filter compares the
+/// PartitionKey with `ge`, `lt` and the like starts at the lower bound and stops
+/// past the upper one instead of visiting every partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionBounds {
+    /// The least PartitionKey that can match, if any is known.
+    pub lower: Option<KeyBound>,
+    /// The greatest PartitionKey that can match, if any is known.
+    pub upper: Option<KeyBound>,
+}
+
+impl PartitionBounds {
+    /// Whether `partition_key` lies within both bounds.
+    pub fn admits(&self, partition_key: &str) -> bool {
+        self.lower
+            .as_ref()
+            .is_none_or(|b| b.admits_from_below(partition_key))
+            && self
+                .upper
+                .as_ref()
+                .is_none_or(|b| b.admits_from_above(partition_key))
+    }
+
+    /// Whether `partition_key` is past the upper bound: a scan in key order that
+    /// reaches it finds no further match.
+    pub fn is_past(&self, partition_key: &str) -> bool {
+        self.upper
+            .as_ref()
+            .is_some_and(|b| !b.admits_from_above(partition_key))
+    }
+
+    fn of(filter: &Filter) -> PartitionBounds {
+        match filter {
+            Filter::Compare {
+                property,
+                op,
+                value: Value::String(key),
+            } if property == PARTITION_KEY => {
+                let bound = |inclusive| {
+                    Some(KeyBound {
+                        key: key.clone(),
+                        inclusive,
+                    })
+                };
+                let (lower, upper) = match op {
+                    CmpOp::Eq => (bound(true), bound(true)),
+                    CmpOp::Gt => (bound(false), None),
+                    CmpOp::Ge => (bound(true), None),
+                    CmpOp::Lt => (None, bound(false)),
+                    CmpOp::Le => (None, bound(true)),
+                    CmpOp::Ne => (None, None),
+                };
+                PartitionBounds { lower, upper }
+            }
+            Filter::And(left, right) => {
+                let (a, b) = (PartitionBounds::of(left), PartitionBounds::of(right));
+                PartitionBounds {
+                    lower: tighter_opt(a.lower, b.lower, true),
+                    upper: tighter_opt(a.upper, b.upper, false),
+                }
+            }
+            Filter::Or(left, right) => {
+                let (a, b) = (PartitionBounds::of(left), PartitionBounds::of(right));
+                PartitionBounds {
+                    lower: looser_opt(a.lower, b.lower, true),
+                    upper: looser_opt(a.upper, b.upper, false),
+                }
+            }
+            Filter::Unchecked(raw) => raw
+                .parsed()
+                .map_or_else(PartitionBounds::default, PartitionBounds::of),
+            // `not`, other comparisons and constants bound nothing.
+            Filter::Compare { .. } | Filter::Not(_) | Filter::Literal(_) | Filter::Read(_) => {
+                PartitionBounds::default()
+            }
+        }
+    }
+}
+
 /// How the service will run a query, best first.
 ///
 /// ```
@@ -158,6 +238,14 @@ fn tighter_opt(a: Option<KeyBound>, b: Option<KeyBound>, lower: bool) -> Option<
         (Some(a), Some(b)) => Some(tighter(a, b, lower)),
         (a, b) => a.or(b),
     }
+}
+
+/// The looser of two bounds (either side of an `or`); none when either is none.
+fn looser_opt(a: Option<KeyBound>, b: Option<KeyBound>, lower: bool) -> Option<KeyBound> {
+    let (a, b) = (a?, b?);
+    // The tighter one's other: the looser.
+    let tight = tighter(a.clone(), b.clone(), lower);
+    Some(if tight == a { b } else { a })
 }
 
 impl Region {
@@ -280,6 +368,26 @@ impl Filter {
     /// ```
     pub fn plan(&self) -> QueryPlan {
         Region::of(self).into_plan()
+    }
+
+    /// Bounds on the PartitionKeys this filter can match (a superset: every entity
+    /// it matches has a PartitionKey within them), from PartitionKey comparisons
+    /// conjoined at the top level or bounding both sides of an `or`.
+    ///
+    /// ```
+    /// use tables_core::filter::KeyBound;
+    /// use tables_core::Filter;
+    ///
+    /// let f = Filter::parse("PartitionKey ge 'b' and PartitionKey lt 'd' and N gt 1")?;
+    /// let bounds = f.partition_key_bounds();
+    /// assert_eq!(bounds.lower, Some(KeyBound { key: "b".into(), inclusive: true }));
+    /// assert_eq!(bounds.upper, Some(KeyBound { key: "d".into(), inclusive: false }));
+    /// assert!(bounds.admits("c") && !bounds.admits("d") && bounds.is_past("e"));
+    /// assert_eq!(Filter::parse("PartitionKey lt 'b' or N eq 1")?.partition_key_bounds().upper, None);
+    /// # Ok::<(), tables_core::Error>(())
+    /// ```
+    pub fn partition_key_bounds(&self) -> PartitionBounds {
+        PartitionBounds::of(self)
     }
 }
 
@@ -463,6 +571,9 @@ mod tests {
             let entity = DynamicEntity::new(pk.clone(), rk.clone()).with("N", n);
             if f.matches(&entity) {
                 prop_assert!(f.plan().contains(&pk, &rk), "{} excludes ({:?}, {:?})", f, pk, rk);
+                let bounds = f.partition_key_bounds();
+                prop_assert!(bounds.admits(&pk), "{}'s bounds {:?} exclude {:?}", f, bounds, pk);
+                prop_assert!(!bounds.is_past(&pk));
             }
         }
     }
