@@ -357,6 +357,16 @@ async fn export_range_parquet(
     }
 }
 
+/// Writes `row` as one line of JSON Lines through `line` (a buffer kept between
+/// rows); returns the bytes written.
+fn write_line(sink: &mut Sink, line: &mut Vec<u8>, row: &DynamicEntity) -> Result<u64, Failure> {
+    line.clear();
+    encode_stored_entity(row, line);
+    line.push(b'\n');
+    sink.write_all(line)?;
+    Ok(line.len() as u64)
+}
+
 /// Reads one range page by page into its file (CSV: into a JSON Lines spool, made
 /// into the CSV file once the range is read: the header is every column of the
 /// file's rows).
@@ -405,30 +415,24 @@ async fn export_range(
                     // escapes it in strings): one search of the page finds any.
                     let spread = memchr::memchr2(b'\n', b'\r', body).is_some();
                     for object in tables_core::odata::entity_page_objects(body)? {
-                        if spread && object.iter().any(|&b| b == b'\n' || b == b'\r') {
-                            line.clear();
-                            encode_stored_entity(
-                                &tables_core::odata::decode_entity(object)?,
+                        bytes += if spread && object.iter().any(|&b| b == b'\n' || b == b'\r') {
+                            write_line(
+                                &mut sink,
                                 &mut line,
-                            );
-                            line.push(b'\n');
-                            sink.write_all(&line)?;
+                                &tables_core::odata::decode_entity(object)?,
+                            )?
                         } else {
                             sink.write_all(object)?;
                             sink.write_all(b"\n")?;
-                        }
-                        bytes += object.len() as u64 + 1;
+                            object.len() as u64 + 1
+                        };
                         rows += 1;
                     }
                 }
                 Rows::Decoded(items) => {
                     for row in items {
-                        line.clear();
-                        encode_stored_entity(row, &mut line);
-                        line.push(b'\n');
-                        bytes += line.len() as u64;
+                        bytes += write_line(&mut sink, &mut line, row)?;
                         rows += 1;
-                        sink.write_all(&line)?;
                     }
                 }
             }

@@ -520,8 +520,9 @@ impl Engine for RemoteEngine {
     ) -> Result<Option<tables_core::JsonPage>> {
         let response = self.query_response(table, spec, continuation_token).await?;
         let next = continuation(&response);
+        // The body's own buffer when nothing else holds it (no copy of the page).
         Ok(Some(tables_core::JsonPage::new(
-            response.body.to_vec(),
+            Vec::from(response.body),
             next,
         )))
     }

@@ -243,9 +243,18 @@ fn tighter_opt(a: Option<KeyBound>, b: Option<KeyBound>, lower: bool) -> Option<
 /// The looser of two bounds (either side of an `or`); none when either is none.
 fn looser_opt(a: Option<KeyBound>, b: Option<KeyBound>, lower: bool) -> Option<KeyBound> {
     let (a, b) = (a?, b?);
-    // The tighter one's other: the looser.
-    let tight = tighter(a.clone(), b.clone(), lower);
-    Some(if tight == a { b } else { a })
+    Some(match cmp_ordinal(&a.key, &b.key) {
+        Ordering::Equal => {
+            if a.inclusive {
+                a
+            } else {
+                b
+            }
+        }
+        Ordering::Less if lower => a,
+        Ordering::Greater if !lower => a,
+        _ => b,
+    })
 }
 
 impl Region {
